@@ -1,0 +1,559 @@
+import CLinuxHelpers
+import DequeModule
+import Glibc
+
+/// One IPC connection: framing, the `hello` handshake, JSON-RPC correlation, descriptor passing.
+///
+/// The actor runs on its `EventLoop`, so socket readiness, decoding and state changes happen on one
+/// thread without locks, and a caller whose task prefers that loop never leaves it.
+/// Close a connection explicitly with `close()`; the loop keeps it alive until then.
+public actor Connection: EventLoopIOHandler, EventLoopFlushable {
+    public nonisolated let loop: EventLoop
+    public nonisolated let configuration: ConnectionConfiguration
+    nonisolated let fd: Int32
+    private let side: HandshakeSide
+    private let localHello: Hello
+    private let handlers: RPCHandlers
+
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { loop.asUnownedSerialExecutor() }
+
+    private enum State { case handshaking, open, closed(RPCError) }
+    private var state = State.handshaking
+    /// The peer's hello, once the handshake is done.
+    public private(set) var peer: Hello?
+    /// Who the peer is, for sentences: the configured label, then "role 'name'" after hello.
+    public private(set) var label: String
+
+    // Handshake
+    private var handshakeWaiter: UnsafeContinuation<Hello, Error>?
+    private var handshakeTimer: EventLoop.TimerHandle?
+    private var helloRequestID: RequestID?
+
+    // Reading
+    private var decoder: FrameDecoder
+    private let buffers = UnixSocket.ReceiveBuffers(byteCount: 64 * 1024)
+    /// Descriptors received but not yet claimed by a frame, with the stream offset where the read
+    /// that brought them ended: a frame starting before that offset must claim them.
+    private var receivedDescriptors = Deque<(fd: Int32, arrivalEnd: Int)>()
+    private var receivedOffset = 0
+
+    // Writing
+    private var outBuffer: [UInt8] = []
+    private var outSent = 0
+    /// Duplicated descriptors to attach at `offset` (the first byte of their frame) in `outBuffer`.
+    private var outDescriptors = Deque<(offset: Int, fds: [Int32])>()
+    private var sendLimit: Int
+    private var flushScheduled = false
+    private var wantsWritable = false
+    private var spaceWaiters: [UnsafeContinuation<Void, Error>] = []
+
+    // Requests
+    private struct Pending {
+        let method: String
+        let continuation: UnsafeContinuation<RPCResponse, Error>
+        let timer: EventLoop.TimerHandle
+        let timeout: Duration
+    }
+    private var nextID: Int64 = 1
+    private var pending: [RequestID: Pending] = [:]
+    /// Requests we gave up on (cancelled, timed out): their late answers are dropped quietly.
+    private var abandoned = Set<RequestID>()
+    private var abandonedOrder = Deque<RequestID>()
+    private var incoming: [RequestID: Task<Void, Never>] = [:]
+    private var closeWaiters: [UnsafeContinuation<RPCError, Never>] = []
+
+    private static let readEvents = EPOLLIN.rawValue | EPOLLRDHUP.rawValue
+    private static let cancelMethod = "rpc.cancel"
+
+    /// Adopts `socket` (a connected Unix stream socket) and completes the handshake.
+    /// On failure the socket is closed and the error says why (version, role, timeout, ...).
+    public static func open(socket: Int32, hello: Hello, side: HandshakeSide, loop: EventLoop = .shared,
+                            configuration: ConnectionConfiguration, handlers: RPCHandlers = RPCHandlers()) async throws -> Connection {
+        let connection = Connection(socket: socket, hello: hello, side: side, loop: loop, configuration: configuration, handlers: handlers)
+        _ = try await connection.handshake()
+        return connection
+    }
+
+    private init(socket: Int32, hello: Hello, side: HandshakeSide, loop: EventLoop, configuration: ConnectionConfiguration, handlers: RPCHandlers) {
+        self.fd = socket
+        self.loop = loop
+        self.configuration = configuration
+        self.side = side
+        var hello = hello
+        hello.maximumFrameLength = configuration.maximumFrameLength
+        self.localHello = hello
+        self.handlers = handlers
+        self.label = configuration.label
+        self.decoder = FrameDecoder(maximumFrameLength: configuration.maximumFrameLength)
+        self.sendLimit = FrameDecoder.defaultMaximumFrameLength
+    }
+
+    private func handshake() async throws -> Hello {
+        do {
+            try UnixSocket.setNonBlocking(fd)
+            try loop.register(fd: fd, events: Self.readEvents, handler: self)
+        } catch {
+            close(reason: RPCError(.connectionClosed, "cannot use the socket to \(label): \(error)"))
+            throw closeReason!
+        }
+        return try await withUnsafeThrowingContinuation { continuation in
+            handshakeWaiter = continuation
+            handshakeTimer = loop.schedule(after: configuration.handshakeTimeout) { [unowned self] in
+                self.assumeIsolated { connection in
+                    connection.close(reason: RPCError(.handshakeRequired, "\(connection.label) did not complete the hello handshake within \(connection.configuration.handshakeTimeout)"))
+                }
+            }
+            if case .initiator = side {
+                let id = makeRequestID()
+                helloRequestID = id
+                try? enqueue(.request(id: id, method: "hello", params: localHello.json, descriptorCount: 0), descriptors: [])
+            }
+        }
+    }
+
+    // MARK: Public API
+
+    /// Sends a request and waits for its answer. Fails with `RPCError` (`.timedOut`,
+    /// `.connectionClosed`, or the peer's error) or `CancellationError`; a cancelled task also
+    /// tells the peer with `rpc.cancel`. `descriptors` stay the caller's: duplicates are sent.
+    public func request(_ method: String, _ params: JSONObject? = nil, descriptors: [Int32] = [],
+                        timeout: Duration? = nil) async throws -> RPCResponse {
+        try Task.checkCancellation()
+        try await waitForOutgoingSpace()
+        let id = makeRequestID()
+        let timeout = timeout ?? configuration.defaultRequestTimeout
+        let loop = self.loop
+        return try await withTaskCancellationHandler {
+            try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<RPCResponse, Error>) in
+                do {
+                    try enqueue(.request(id: id, method: method, params: params, descriptorCount: descriptors.count), descriptors: descriptors)
+                } catch {
+                    continuation.resume(throwing: error)
+                    return
+                }
+                let timer = loop.schedule(after: timeout) { [unowned self] in
+                    self.assumeIsolated { $0.abandon(id, because: nil) }
+                }
+                pending[id] = Pending(method: method, continuation: continuation, timer: timer, timeout: timeout)
+            }
+        } onCancel: {
+            loop.execute { self.assumeIsolated { $0.abandon(id, because: CancellationError()) } }
+        }
+    }
+
+    /// Sends a notification (no answer). Waits while the outgoing buffer is full.
+    public func notify(_ method: String, _ params: JSONObject? = nil, descriptors: [Int32] = []) async throws {
+        try await waitForOutgoingSpace()
+        try enqueue(.notification(method: method, params: params, descriptorCount: descriptors.count), descriptors: descriptors)
+    }
+
+    public func close() {
+        close(reason: RPCError(.connectionClosed, "the connection to \(label) was closed by this side"))
+    }
+
+    /// Why the connection closed, or nil while it is open.
+    public var closeReason: RPCError? {
+        if case .closed(let reason) = state { reason } else { nil }
+    }
+
+    /// Waits until the connection closes, for any reason, and returns the reason.
+    public func waitUntilClosed() async -> RPCError {
+        if let closeReason { return closeReason }
+        return await withUnsafeContinuation { closeWaiters.append($0) }
+    }
+
+    /// Requests sent and not yet answered.
+    public var pendingRequestCount: Int { pending.count }
+
+    // MARK: Requests we sent
+
+    private func makeRequestID() -> RequestID {
+        defer { nextID += 1 }
+        return .number(nextID)
+    }
+
+    /// Gives up on a pending request: `error` nil means its timeout passed.
+    private func abandon(_ id: RequestID, because error: (any Error)?) {
+        guard let request = pending.removeValue(forKey: id) else { return }
+        loop.cancelTimer(request.timer)
+        abandoned.insert(id)
+        abandonedOrder.append(id)
+        if abandonedOrder.count > 4096, let oldest = abandonedOrder.popFirst() { abandoned.remove(oldest) }
+        try? enqueue(.notification(method: Self.cancelMethod, params: ["id": id.json], descriptorCount: 0), descriptors: [])
+        request.continuation.resume(throwing: error ?? RPCError(.timedOut,
+            "\(label) did not answer \"\(request.method)\" within \(request.timeout); the request was cancelled"))
+    }
+
+    private func complete(_ id: RequestID?, with result: Result<RPCResponse, RPCError>) {
+        guard let id, let request = pending.removeValue(forKey: id) else {
+            if let id, abandoned.remove(id) != nil { return }  // a late answer to a request we gave up on
+            if case .failure(let error) = result, id == nil {
+                // The peer could not read something we sent; nothing to resume, but say so.
+                report(RPCError(error.code, "\(label) reported an error about a message from this side: \(error.message)"), reply: false)
+                return
+            }
+            report(RPCError(.unknownResponseID, "\(label) sent a response for request id \(id.map(String.init(describing:)) ?? "null"), which this side never sent or was already answered"), reply: false)
+            return
+        }
+        loop.cancelTimer(request.timer)
+        request.continuation.resume(with: result.mapError { $0 })
+    }
+
+    // MARK: Output
+
+    private var unsentByteCount: Int { outBuffer.count - outSent }
+
+    private func waitForOutgoingSpace() async throws {
+        while unsentByteCount >= configuration.outgoingHighWater {
+            flush()
+            if unsentByteCount < configuration.outgoingHighWater { break }
+            if let closeReason { throw closeReason }
+            try await withUnsafeThrowingContinuation { spaceWaiters.append($0) }
+        }
+    }
+
+    /// Encodes `message` straight into the output buffer and schedules a flush before the loop
+    /// sleeps, so a burst of messages leaves in one `sendmsg`.
+    private func enqueue(_ message: Message, descriptors: [Int32]) throws(RPCError) {
+        if let closeReason { throw closeReason }
+        if descriptors.count > Message.maximumDescriptorsPerFrame {
+            throw RPCError(.descriptorMismatch, "a message may carry at most \(Message.maximumDescriptorsPerFrame) file descriptors, not \(descriptors.count)")
+        }
+        let start = outBuffer.count
+        outBuffer.append(contentsOf: [0, 0, 0, 0])
+        message.encode(into: &outBuffer)
+        let length = outBuffer.count - start - FrameDecoder.headerLength
+        guard length <= sendLimit else {
+            outBuffer.removeSubrange(start...)
+            throw RPCError(.messageTooLarge, "a message of \(length) bytes is over the \(sendLimit)-byte frame limit agreed with \(label); pass bulk data through a shared-memory ring or split it")
+        }
+        outBuffer[start] = UInt8(truncatingIfNeeded: length >> 24)
+        outBuffer[start + 1] = UInt8(truncatingIfNeeded: length >> 16)
+        outBuffer[start + 2] = UInt8(truncatingIfNeeded: length >> 8)
+        outBuffer[start + 3] = UInt8(truncatingIfNeeded: length)
+        if !descriptors.isEmpty {
+            var duplicates: [Int32] = []
+            for descriptor in descriptors {
+                let copy = fcntl(descriptor, F_DUPFD_CLOEXEC, 0)
+                guard copy >= 0 else {
+                    let error = IPCSystemError("fcntl(F_DUPFD_CLOEXEC) on descriptor \(descriptor)")
+                    duplicates.forEach { _ = Glibc.close($0) }
+                    outBuffer.removeSubrange(start...)
+                    throw RPCError(.descriptorMismatch, "cannot pass descriptor \(descriptor): \(error)")
+                }
+                duplicates.append(copy)
+            }
+            outDescriptors.append((offset: start, fds: duplicates))
+        }
+        if !flushScheduled {
+            flushScheduled = true
+            loop.scheduleFlush(self)
+        }
+    }
+
+    public nonisolated func flushBeforeSleep() {
+        assumeIsolated { $0.flush() }
+    }
+
+    private func flush() {
+        flushScheduled = false
+        if case .closed = state, !outBuffer.isEmpty { return }
+        while outSent < outBuffer.count {
+            var end = outBuffer.count
+            var attached: [Int32] = []
+            if let first = outDescriptors.first {
+                if first.offset == outSent {
+                    attached = first.fds
+                    if outDescriptors.count > 1 { end = outDescriptors[1].offset }
+                } else {
+                    end = first.offset  // stop so the next descriptors ride on their own frame's first byte
+                }
+            }
+            let written: Int?
+            do {
+                written = try outBuffer.withUnsafeBytes { bytes throws(IPCSystemError) in
+                    try UnixSocket.send(fd, UnsafeRawBufferPointer(rebasing: bytes[outSent..<end]), descriptors: attached)
+                }
+            } catch {
+                close(reason: RPCError(.connectionClosed, "cannot write to \(label): \(error)"))
+                return
+            }
+            guard let written else {
+                setWritableInterest(true)
+                return
+            }
+            if !attached.isEmpty && written > 0 {
+                attached.forEach { _ = Glibc.close($0) }
+                outDescriptors.removeFirst()
+            }
+            outSent += written
+        }
+        outBuffer.removeAll(keepingCapacity: outBuffer.capacity <= 1 << 20)
+        outSent = 0
+        setWritableInterest(false)
+        let waiters = spaceWaiters
+        spaceWaiters.removeAll()
+        waiters.forEach { $0.resume() }
+    }
+
+    private func setWritableInterest(_ wanted: Bool) {
+        guard wanted != wantsWritable, closeReason == nil else { return }
+        wantsWritable = wanted
+        loop.setEvents(fd: fd, events: Self.readEvents | (wanted ? EPOLLOUT.rawValue : 0))
+    }
+
+    // MARK: Input
+
+    public nonisolated func handleIOEvents(_ events: UInt32) {
+        assumeIsolated { $0.onIOEvents(events) }
+    }
+
+    private func onIOEvents(_ events: UInt32) {
+        if events & EPOLLOUT.rawValue != 0 { flush() }
+        guard closeReason == nil else { return }
+        if events & (EPOLLIN.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue | EPOLLRDHUP.rawValue) != 0 { readAvailable() }
+    }
+
+    private func readAvailable() {
+        // A few reads per wake-up, then back to the loop so one busy peer cannot starve the others.
+        for _ in 0..<8 {
+            let result: UnixSocket.ReceiveResult
+            do {
+                result = try UnixSocket.receive(fd, into: buffers)
+            } catch {
+                close(reason: RPCError(.connectionClosed, "cannot read from \(label): \(error)"))
+                return
+            }
+            switch result {
+            case .wouldBlock:
+                return
+            case .endOfStream:
+                do {
+                    try decoder.finish()
+                    close(reason: RPCError(.connectionClosed, "\(label) closed the connection"))
+                } catch {
+                    protocolFailure(RPCError(.frameError, "\(label) closed the connection mid-frame: \(error)"), reply: false)
+                }
+                return
+            case .data(let count, let descriptors, let truncated):
+                receivedOffset += count
+                for descriptor in descriptors { receivedDescriptors.append((fd: descriptor, arrivalEnd: receivedOffset)) }
+                if truncated {
+                    protocolFailure(RPCError(.descriptorMismatch, "\(label) sent more file descriptors in one message than the kernel delivers; some were dropped"))
+                    return
+                }
+                decoder.append(UnsafeRawBufferPointer(rebasing: buffers.data[0..<count]))
+                processFrames()
+                if closeReason != nil || count < buffers.data.count { return }
+            }
+        }
+    }
+
+    private func processFrames() {
+        while closeReason == nil {
+            let body: ArraySlice<UInt8>
+            do {
+                guard let frame = try decoder.nextFrame() else { break }
+                body = frame
+            } catch {
+                let code: RPCError.Code = if case .tooLong = error { .messageTooLarge } else { .frameError }
+                protocolFailure(RPCError(code, "\(label) sent a bad frame: \(error)"))
+                return
+            }
+            let message: Message
+            do {
+                message = try Message.decode(body)
+            } catch let error as JSONSyntaxError {
+                report(RPCError(.parseError, "\(label) sent a frame that is not JSON: \(error)"), replyTo: nil)
+                continue
+            } catch let error as MessageShapeError {
+                report(RPCError(.invalidRequest, "\(label) sent an invalid JSON-RPC message: \(error.reason)"), replyTo: error.id)
+                continue
+            } catch {
+                report(RPCError(.parseError, "\(label) sent an unreadable frame: \(error)"), replyTo: nil)
+                continue
+            }
+            let wanted = message.descriptorCount
+            guard receivedDescriptors.count >= wanted else {
+                protocolFailure(RPCError(.descriptorMismatch, "\(label) sent a message naming \(wanted) file descriptors, but its frame carried \(receivedDescriptors.count)"))
+                return
+            }
+            var descriptors: [Int32] = []
+            for _ in 0..<wanted { descriptors.append(receivedDescriptors.removeFirst().fd) }
+            handle(message, descriptors: ReceivedDescriptors(descriptors))
+        }
+        if closeReason == nil, let orphan = receivedDescriptors.first, orphan.arrivalEnd <= decoder.consumedOffset {
+            protocolFailure(RPCError(.descriptorMismatch, "\(label) sent \(receivedDescriptors.count) file descriptor(s) that no message named"))
+        }
+    }
+
+    private func handle(_ message: Message, descriptors: ReceivedDescriptors) {
+        if case .handshaking = state {
+            handleDuringHandshake(message)
+            return
+        }
+        switch message {
+        case .request(let id, let method, let params, _):
+            if method == "hello" {
+                report(RPCError(.invalidRequest, "\(label) sent a second hello; the handshake happens once per connection"), replyTo: id)
+            } else if incoming[id] != nil {
+                report(RPCError(.duplicateRequestID, "\(label) reused request id \(id) while that request is still in progress"), replyTo: id)
+            } else if incoming.count >= configuration.maximumConcurrentIncomingRequests {
+                report(RPCError(.overloaded, "\(label) has more than \(configuration.maximumConcurrentIncomingRequests) requests in progress; wait for answers before sending more"), replyTo: id)
+            } else if let handler = handlers.requests[method] {
+                start(handler, IncomingRequest(id: id, method: method, params: params ?? [:], descriptors: descriptors))
+            } else {
+                try? enqueue(.errorResponse(id: id, error: .methodNotFound(method)), descriptors: [])
+            }
+        case .notification(let method, let params, _):
+            if method == Self.cancelMethod {
+                if let value = params?["id"], let id = Message.requestID(value) { incoming[id]?.cancel() }
+            } else if let handler = handlers.notifications[method] {
+                handler(IncomingNotification(method: method, params: params ?? [:], descriptors: descriptors))
+            }
+            // Unknown notifications are ignored: a newer peer may send ones this version does not know.
+        case .response(let id, let result, _):
+            complete(id, with: .success(RPCResponse(result: result, descriptors: descriptors)))
+        case .errorResponse(let id, let error):
+            complete(id, with: .failure(error))
+        }
+    }
+
+    private func start(_ handler: @escaping RPCHandlers.RequestHandler, _ request: IncomingRequest) {
+        let id = request.id
+        let method = request.method
+        incoming[id] = Task(executorPreference: loop) { [weak self] in
+            var reply: Message
+            var replyDescriptors: [Int32] = []
+            do {
+                let answer = try await handler(request)
+                reply = .response(id: id, result: answer.result, descriptorCount: answer.descriptors.count)
+                replyDescriptors = answer.descriptors
+            } catch let error as RPCError {
+                reply = .errorResponse(id: id, error: error)
+            } catch is CancellationError {
+                reply = .errorResponse(id: id, error: RPCError(.requestCancelled, "\"\(method)\" was cancelled"))
+            } catch {
+                reply = .errorResponse(id: id, error: RPCError(.internalError, "\"\(method)\" failed: \(error)"))
+            }
+            await self?.finishIncoming(id, reply, replyDescriptors)
+        }
+    }
+
+    private func finishIncoming(_ id: RequestID, _ reply: Message, _ descriptors: [Int32]) {
+        guard incoming.removeValue(forKey: id) != nil, closeReason == nil else { return }
+        do {
+            try enqueue(reply, descriptors: descriptors)
+        } catch {
+            try? enqueue(.errorResponse(id: id, error: error), descriptors: [])
+        }
+    }
+
+    // MARK: Handshake
+
+    private func handleDuringHandshake(_ message: Message) {
+        switch (side, message) {
+        case (.acceptor, .request(let id, "hello", let params, _)):
+            do {
+                let hello = try checkedPeerHello(Hello(json: params))
+                try enqueue(.response(id: id, result: .object(localHello.json), descriptorCount: 0), descriptors: [])
+                finishHandshake(hello)
+            } catch {
+                try? enqueue(.errorResponse(id: id, error: error), descriptors: [])
+                close(reason: RPCError(error.code, "handshake with \(label) failed: \(error.message)"))
+            }
+        case (.initiator, .response(let id, let result, _)) where id == helloRequestID:
+            do {
+                finishHandshake(try checkedPeerHello(Hello(json: result.objectValue)))
+            } catch {
+                close(reason: RPCError(error.code, "handshake with \(label) failed: \(error.message)"))
+            }
+        case (.initiator, .errorResponse(let id, let error)) where id == helloRequestID || id == nil:
+            close(reason: RPCError(error.code, "\(label) refused the handshake: \(error.message)"))
+        case (_, .request(let id, let method, _, _)):
+            try? enqueue(.errorResponse(id: id, error: RPCError(.handshakeRequired, "the first message must be hello, not \"\(method)\"")), descriptors: [])
+            close(reason: RPCError(.handshakeRequired, "\(label) sent \"\(method)\" before completing the hello handshake"))
+        default:
+            close(reason: RPCError(.handshakeRequired, "\(label) sent something other than hello before completing the handshake"))
+        }
+    }
+
+    private func checkedPeerHello(_ hello: Hello) throws(RPCError) -> Hello {
+        guard hello.version == Hello.currentVersion else {
+            throw RPCError(.versionMismatch, "the peer speaks MediaRoute IPC version \(hello.version) and this side speaks version \(Hello.currentVersion); install matching versions of both programs")
+        }
+        guard side.acceptedRoles.contains(hello.role) else {
+            throw RPCError(.roleRejected, "a peer with role \"\(hello.role.rawValue)\" is not accepted here (accepted: \(side.acceptedRoles.map(\.rawValue).sorted().joined(separator: ", ")))")
+        }
+        return hello
+    }
+
+    private func finishHandshake(_ hello: Hello) {
+        state = .open
+        peer = hello
+        label = "\(hello.role.rawValue) '\(hello.name)'"
+        let agreed = min(localHello.maximumFrameLength, hello.maximumFrameLength)
+        decoder.maximumFrameLength = agreed
+        sendLimit = agreed
+        if let timer = handshakeTimer { loop.cancelTimer(timer) }
+        handshakeWaiter?.resume(returning: hello)
+        handshakeWaiter = nil
+    }
+
+    // MARK: Violations and closing
+
+    /// A fault the stream survives: tell the observer, answer the peer, disconnect if policy says so.
+    private func report(_ error: RPCError, replyTo id: RequestID? = nil, reply: Bool = true) {
+        configuration.onProtocolViolation?(error)
+        if reply { try? enqueue(.errorResponse(id: id, error: error), descriptors: []) }
+        if configuration.violationPolicy == .disconnect { close(reason: error) }
+    }
+
+    /// A fault that loses the stream: tell the observer and the peer, then disconnect.
+    private func protocolFailure(_ error: RPCError, reply: Bool = true) {
+        configuration.onProtocolViolation?(error)
+        if reply { try? enqueue(.errorResponse(id: nil, error: error), descriptors: []) }
+        close(reason: error)
+    }
+
+    private func close(reason: RPCError) {
+        guard closeReason == nil else { return }
+        flush()  // best effort: the peer should see the error that ends the connection
+        state = .closed(reason)
+        loop.deregister(fd: fd)
+        _ = Glibc.close(fd)
+        if let timer = handshakeTimer { loop.cancelTimer(timer) }
+        handshakeWaiter?.resume(throwing: reason)
+        handshakeWaiter = nil
+        let requests = pending
+        pending.removeAll()
+        for (_, request) in requests {
+            loop.cancelTimer(request.timer)
+            request.continuation.resume(throwing: RPCError(.connectionClosed, "\"\(request.method)\" got no answer: \(reason.message)"))
+        }
+        let waiters = spaceWaiters
+        spaceWaiters.removeAll()
+        waiters.forEach { $0.resume(throwing: reason) }
+        incoming.values.forEach { $0.cancel() }
+        incoming.removeAll()
+        receivedDescriptors.forEach { _ = Glibc.close($0.fd) }
+        receivedDescriptors.removeAll()
+        outDescriptors.forEach { $0.fds.forEach { _ = Glibc.close($0) } }
+        outDescriptors.removeAll()
+        outBuffer = []
+        outSent = 0
+        let closeWaiters = self.closeWaiters
+        self.closeWaiters.removeAll()
+        closeWaiters.forEach { $0.resume(returning: reason) }
+    }
+}
+
+extension Message {
+    static func requestID(_ value: JSONValue) -> RequestID? {
+        switch value {
+        case .integer(let n): .number(n)
+        case .string(let s): .string(s)
+        default: nil
+        }
+    }
+}

@@ -1,0 +1,232 @@
+import CLinuxHelpers
+import DequeModule
+import Glibc
+import HeapModule
+import Synchronization
+
+/// Receives readiness events for one file descriptor, on the loop's thread.
+public protocol EventLoopIOHandler: AnyObject, Sendable {
+    func handleIOEvents(_ events: UInt32)
+}
+
+/// Something with buffered output to write before the loop next sleeps.
+public protocol EventLoopFlushable: AnyObject, Sendable {
+    func flushBeforeSleep()
+}
+
+/// One thread that waits in `epoll_wait`, runs I/O handlers, timers and Swift jobs, in that order.
+///
+/// It is both a `SerialExecutor` (an actor can run on it: `Connection` does) and a `TaskExecutor`
+/// (`Task(executorPreference: loop)`). When a reply arrives, the waiting task resumes on this same
+/// thread in the same iteration, with no hop to the global pool: that is most of the IPC round trip.
+public final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable {
+    /// The process-wide loop, started on first use and never stopped.
+    public static let shared = EventLoop(name: "mediaroute-io")
+
+    public let name: String
+    private let epollFD: Int32
+    private let wakeFD: Int32
+    private let queue = Mutex<Deque<Work>>(Deque())
+    /// True while the loop is in (or about to enter) epoll_wait; only then do producers write to `wakeFD`.
+    private let isSleeping = Atomic<Bool>(false)
+    private let isRunning = Atomic<Bool>(true)
+    private let threadID = Atomic<UInt>(0)
+
+    // Loop-thread state: touched only from the loop's own thread.
+    private var handlers: [Int32: any EventLoopIOHandler] = [:]
+    private var timers = Heap<TimerEntry>()
+    private var timerActions: [UInt64: () -> Void] = [:]
+    private var nextTimerID: UInt64 = 1
+    private var flushables: [any EventLoopFlushable] = []
+
+    private enum Work {
+        case job(UnownedJob)
+        case closure(@Sendable () -> Void)
+    }
+
+    private struct TimerEntry: Comparable {
+        let deadline: UInt64
+        let id: UInt64
+        static func < (a: TimerEntry, b: TimerEntry) -> Bool { (a.deadline, a.id) < (b.deadline, b.id) }
+    }
+
+    /// A scheduled timer, for `cancelTimer`.
+    public struct TimerHandle: Sendable, Hashable { let id: UInt64 }
+
+    public init(name: String) {
+        self.name = name
+        signal(SIGPIPE, SIG_IGN)  // belt and braces: every send also uses MSG_NOSIGNAL
+        epollFD = epoll_create1(Int32(EPOLL_CLOEXEC))
+        wakeFD = eventfd(0, Int32(EFD_CLOEXEC | EFD_NONBLOCK))
+        precondition(epollFD >= 0 && wakeFD >= 0, "cannot create epoll/eventfd: out of file descriptors")
+        _ = clh_epoll_ctl(epollFD, EPOLL_CTL_ADD, wakeFD, EPOLLIN.rawValue)
+        let unmanaged = Unmanaged.passRetained(self)
+        var thread = pthread_t()
+        let rc = pthread_create(&thread, nil, { context in
+            let loop = Unmanaged<EventLoop>.fromOpaque(context!).takeRetainedValue()
+            loop.run()
+            return nil
+        }, unmanaged.toOpaque())
+        precondition(rc == 0, "cannot start the event loop thread: \(rc)")
+        pthread_detach(thread)
+    }
+
+    /// Stops the thread after the current iteration. Registered handlers are dropped, not closed.
+    public func shutdown() {
+        isRunning.store(false, ordering: .sequentiallyConsistent)
+        wake()
+    }
+
+    public var inLoopThread: Bool { threadID.load(ordering: .acquiring) == UInt(bitPattern: Int(bitPattern: pthread_self())) }
+
+    // MARK: Executors
+
+    public func enqueue(_ job: consuming ExecutorJob) {
+        push(.job(UnownedJob(job)))
+    }
+
+    public func asUnownedSerialExecutor() -> UnownedSerialExecutor {
+        UnownedSerialExecutor(ordinary: self)
+    }
+
+    public func asUnownedTaskExecutor() -> UnownedTaskExecutor {
+        UnownedTaskExecutor(ordinary: self)
+    }
+
+    public func checkIsolated() {
+        precondition(inLoopThread, "expected to run on event loop '\(name)'")
+    }
+
+    /// Runs `action` on the loop thread, after work already queued.
+    public func execute(_ action: @escaping @Sendable () -> Void) {
+        push(.closure(action))
+    }
+
+    private func push(_ work: Work) {
+        queue.withLock { $0.append(work) }
+        if isSleeping.load(ordering: .sequentiallyConsistent) { wake() }
+    }
+
+    private func wake() {
+        var one: UInt64 = 1
+        _ = Glibc.write(wakeFD, &one, 8)
+    }
+
+    // MARK: Loop-thread API
+
+    public func register(fd: Int32, events: UInt32, handler: any EventLoopIOHandler) throws(IPCSystemError) {
+        checkIsolated()
+        guard clh_epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, events) == 0 else { throw IPCSystemError("epoll_ctl(ADD)") }
+        handlers[fd] = handler
+    }
+
+    public func setEvents(fd: Int32, events: UInt32) {
+        checkIsolated()
+        _ = clh_epoll_ctl(epollFD, EPOLL_CTL_MOD, fd, events)
+    }
+
+    public func deregister(fd: Int32) {
+        checkIsolated()
+        _ = clh_epoll_ctl(epollFD, EPOLL_CTL_DEL, fd, 0)
+        handlers[fd] = nil
+    }
+
+    /// Runs `action` on the loop thread once `delay` has passed, unless cancelled first.
+    public func schedule(after delay: Duration, _ action: @escaping () -> Void) -> TimerHandle {
+        checkIsolated()
+        let id = nextTimerID
+        nextTimerID += 1
+        let (seconds, attoseconds) = delay.components
+        let nanoseconds = max(0, seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        timers.insert(TimerEntry(deadline: Self.now() + UInt64(nanoseconds), id: id))
+        timerActions[id] = action
+        return TimerHandle(id: id)
+    }
+
+    public func cancelTimer(_ handle: TimerHandle) {
+        checkIsolated()
+        timerActions[handle.id] = nil  // the heap entry is skipped when it comes due
+    }
+
+    /// Asks for `flushBeforeSleep()` once before the loop next waits for events.
+    public func scheduleFlush(_ flushable: any EventLoopFlushable) {
+        checkIsolated()
+        flushables.append(flushable)
+    }
+
+    static func now() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+    }
+
+    // MARK: The loop
+
+    private func run() {
+        threadID.store(UInt(bitPattern: Int(bitPattern: pthread_self())), ordering: .releasing)
+        var readyFDs = [Int32](repeating: 0, count: 64)
+        var readyEvents = [UInt32](repeating: 0, count: 64)
+        while isRunning.load(ordering: .relaxed) {
+            runQueuedWork()
+            runFlushes()
+            let timeout = millisecondsUntilNextTimer()
+            isSleeping.store(true, ordering: .sequentiallyConsistent)
+            let hasWork = !queue.withLock { $0.isEmpty }
+            let n = clh_epoll_wait(epollFD, &readyFDs, &readyEvents, 64, hasWork ? 0 : timeout)
+            isSleeping.store(false, ordering: .sequentiallyConsistent)
+            if n > 0 {
+                for i in 0..<Int(n) {
+                    let fd = readyFDs[i]
+                    if fd == wakeFD {
+                        var value: UInt64 = 0
+                        _ = Glibc.read(wakeFD, &value, 8)
+                    } else {
+                        handlers[fd]?.handleIOEvents(readyEvents[i])
+                    }
+                }
+            }
+            runDueTimers()
+        }
+        handlers.removeAll()
+        timerActions.removeAll()
+        close(epollFD)
+        close(wakeFD)
+    }
+
+    private func runQueuedWork() {
+        // Bounded so that I/O is never starved by tasks that keep re-enqueueing themselves.
+        for _ in 0..<1024 {
+            guard let work = queue.withLock({ $0.popFirst() }) else { return }
+            switch work {
+            case .job(let job):
+                job.runSynchronously(isolatedTo: asUnownedSerialExecutor(), taskExecutor: asUnownedTaskExecutor())
+            case .closure(let action):
+                action()
+            }
+        }
+    }
+
+    private func runFlushes() {
+        while !flushables.isEmpty {
+            let batch = flushables
+            flushables.removeAll(keepingCapacity: true)
+            for flushable in batch { flushable.flushBeforeSleep() }
+        }
+    }
+
+    private func millisecondsUntilNextTimer() -> Int32 {
+        while let first = timers.min, timerActions[first.id] == nil { _ = timers.removeMin() }
+        guard let first = timers.min else { return -1 }
+        let now = Self.now()
+        if first.deadline <= now { return 0 }
+        return Int32(min((first.deadline - now + 999_999) / 1_000_000, 60_000))
+    }
+
+    private func runDueTimers() {
+        let now = Self.now()
+        while let first = timers.min, first.deadline <= now {
+            _ = timers.removeMin()
+            if let action = timerActions.removeValue(forKey: first.id) { action() }
+        }
+    }
+}

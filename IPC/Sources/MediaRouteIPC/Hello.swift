@@ -1,0 +1,112 @@
+/// The first message on every connection: who is speaking, which protocol version, how large a
+/// frame it accepts, and which optional features it has.
+public struct Hello: Sendable, Hashable {
+    /// Bumped only for incompatible changes; additions are announced as features instead.
+    public static let currentVersion = 1
+
+    public enum Role: String, Sendable, Hashable, CaseIterable {
+        case driver, app, control, supervisor
+    }
+
+    public var version: Int
+    public var role: Role
+    /// Who the peer is: always a `name`; role-specific members (a driver's `protocol`, an app's
+    /// supported protocols) are specified with the methods that use them.
+    public var identity: JSONObject
+    public var maximumFrameLength: Int
+    public var features: [String]
+
+    public init(role: Role, name: String, identity: JSONObject = [:], maximumFrameLength: Int = FrameDecoder.defaultMaximumFrameLength,
+                features: [String] = [], version: Int = Hello.currentVersion) {
+        self.version = version
+        self.role = role
+        var identity = identity
+        identity["name"] = .string(name)
+        self.identity = identity
+        self.maximumFrameLength = maximumFrameLength
+        self.features = features
+    }
+
+    public var name: String { identity["name"]?.stringValue ?? "?" }
+
+    /// The smallest frame limit a peer may announce: anything lower could not carry a hello.
+    public static let minimumFrameLength = 4096
+
+    var json: JSONObject {
+        ["version": .integer(Int64(version)), "role": .string(role.rawValue), "identity": .object(identity),
+         "maxFrameLength": .integer(Int64(maximumFrameLength)), "features": .array(features.map { .string($0) })]
+    }
+
+    init(json: JSONObject?) throws(RPCError) {
+        guard let json else { throw .invalidParams("hello needs params: version, role, identity, maxFrameLength, features") }
+        guard let version = json["version"]?.integerValue else { throw .invalidParams("hello: \"version\" must be an integer") }
+        guard let roleName = json["role"]?.stringValue else { throw .invalidParams("hello: \"role\" must be a string") }
+        guard let role = Role(rawValue: roleName) else {
+            throw RPCError(.roleRejected, "hello: unknown role \"\(roleName)\"; expected one of \(Role.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        guard let identity = json["identity"]?.objectValue, identity["name"]?.stringValue?.isEmpty == false else {
+            throw .invalidParams("hello: \"identity\" must be an object with a non-empty string \"name\"")
+        }
+        guard let maximum = json["maxFrameLength"]?.integerValue, maximum >= Int64(Self.minimumFrameLength), maximum <= Int64(UInt32.max) else {
+            throw .invalidParams("hello: \"maxFrameLength\" must be an integer from \(Self.minimumFrameLength) to \(UInt32.max)")
+        }
+        guard let featureValues = json["features"]?.arrayValue else { throw .invalidParams("hello: \"features\" must be an array of strings") }
+        var features: [String] = []
+        for value in featureValues {
+            guard let feature = value.stringValue else { throw .invalidParams("hello: \"features\" must be an array of strings") }
+            features.append(feature)
+        }
+        self.version = Int(version)
+        self.role = role
+        self.identity = identity
+        self.maximumFrameLength = Int(maximum)
+        self.features = features
+    }
+}
+
+/// A request as a handler sees it.
+public struct IncomingRequest: Sendable {
+    public let id: RequestID
+    public let method: String
+    public let params: JSONObject
+    public let descriptors: ReceivedDescriptors
+}
+
+/// A notification as a handler sees it.
+public struct IncomingNotification: Sendable {
+    public let method: String
+    public let params: JSONObject
+    public let descriptors: ReceivedDescriptors
+}
+
+/// A successful answer: a result and, optionally, descriptors to pass along with it. The
+/// descriptors stay the caller's; the connection sends duplicates.
+public struct RPCReply: Sendable {
+    public var result: JSONValue
+    public var descriptors: [Int32]
+    public init(_ result: JSONValue = .null, descriptors: [Int32] = []) {
+        self.result = result
+        self.descriptors = descriptors
+    }
+}
+
+/// The answer to a request we sent.
+public struct RPCResponse: Sendable {
+    public let result: JSONValue
+    public let descriptors: ReceivedDescriptors
+}
+
+/// How a connection answers the calls its peer makes.
+public struct RPCHandlers: Sendable {
+    public typealias RequestHandler = @Sendable (IncomingRequest) async throws -> RPCReply
+    /// Runs on the loop thread, in arrival order; keep it short or start a task.
+    public typealias NotificationHandler = @Sendable (IncomingNotification) -> Void
+
+    public var requests: [String: RequestHandler] = [:]
+    public var notifications: [String: NotificationHandler] = [:]
+
+    public init() {}
+
+    public mutating func onRequest(_ method: String, _ handler: @escaping RequestHandler) { requests[method] = handler }
+    public mutating func onNotification(_ method: String, _ handler: @escaping NotificationHandler) { notifications[method] = handler }
+}

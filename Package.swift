@@ -1,0 +1,62 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+/// Every C library comes in as a system-library target found by pkg-config, with the Debian package
+/// that provides it, so `swift build` names the exact `apt-get install` when one is missing.
+func systemLibrary(_ name: String, pkgConfig: String, apt: [String]) -> Target {
+    .systemLibrary(name: name, pkgConfig: pkgConfig, providers: [.apt(apt)])
+}
+
+let package = Package(
+    name: "MediaRoute",
+    products: [
+        .library(name: "MediaRouteIPC", targets: ["MediaRouteIPC"]),
+        .executable(name: "mediaroute-bench", targets: ["mediaroute-bench"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    ],
+    targets: [
+        // C: what Swift cannot import from the system headers (CMSG_* macros, packed epoll_event).
+        .target(name: "CLinuxHelpers"),
+        systemLibrary("CAvahi", pkgConfig: "avahi-client", apt: ["libavahi-client-dev"]),
+        systemLibrary("CDBus", pkgConfig: "dbus-1", apt: ["libdbus-1-dev"]),
+        systemLibrary("CBlueZ", pkgConfig: "bluez", apt: ["libbluetooth-dev"]),
+        systemLibrary("COpus", pkgConfig: "opus", apt: ["libopus-dev"]),
+        systemLibrary("CX264", pkgConfig: "x264", apt: ["libx264-dev"]),
+
+        // The wire protocol: framing, JSON-RPC messages, handshake, fd passing, event loop.
+        .target(
+            name: "MediaRouteIPC",
+            dependencies: [
+                "CLinuxHelpers",
+                .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "HeapModule", package: "swift-collections"),
+            ],
+            path: "IPC/Sources/MediaRouteIPC"
+        ),
+
+        // Benchmarks: each compares against a raw C baseline measured in the same run.
+        .target(name: "CBenchBaseline"),
+        .executableTarget(
+            name: "mediaroute-bench",
+            dependencies: [
+                "MediaRouteIPC", "CBenchBaseline",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+
+        .testTarget(name: "MediaRouteIPCTests", dependencies: ["MediaRouteIPC"]),
+        // Real peers for tests (private dbus-daemon, ...), started and stopped by PID.
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .testTarget(name: "CAvahiTests", dependencies: ["CAvahi", "TestSupport"]),
+        .testTarget(name: "CDBusTests", dependencies: ["CDBus", "TestSupport"]),
+        .testTarget(name: "CBlueZTests", dependencies: ["CBlueZ"]),
+        .testTarget(name: "COpusTests", dependencies: ["COpus"]),
+        .testTarget(name: "CX264Tests", dependencies: ["CX264"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,88 @@
+#include "CBenchBaseline.h"
+#include <errno.h>
+#include <time.h>
+#include <unistd.h>
+
+uint64_t cbb_now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int read_full(int fd, uint8_t *buffer, size_t length) {
+    size_t done = 0;
+    while (done < length) {
+        ssize_t n = read(fd, buffer + done, length - done);
+        if (n == 0) return 0;
+        if (n < 0) { if (errno == EINTR) continue; return -1; }
+        done += (size_t)n;
+    }
+    return 1;
+}
+
+static int write_full(int fd, const uint8_t *buffer, size_t length) {
+    size_t done = 0;
+    while (done < length) {
+        ssize_t n = write(fd, buffer + done, length - done);
+        if (n < 0) { if (errno == EINTR) continue; return -1; }
+        done += (size_t)n;
+    }
+    return 0;
+}
+
+long cbb_echo_frames(int fd) {
+    static uint8_t buffer[1 << 16];
+    long frames = 0;
+    for (;;) {
+        int r = read_full(fd, buffer, 4);
+        if (r == 0) return frames;
+        if (r < 0) return -1;
+        size_t length = (size_t)buffer[0] << 24 | (size_t)buffer[1] << 16 | (size_t)buffer[2] << 8 | buffer[3];
+        if (length == 0 || length > sizeof buffer - 4) return -1;
+        if (read_full(fd, buffer + 4, length) != 1) return -1;
+        if (write_full(fd, buffer, length + 4) < 0) return -1;
+        frames++;
+    }
+}
+
+int cbb_ping_pong(int fd, const uint8_t *frame, size_t length, int iterations, uint64_t *rtt_ns) {
+    uint8_t reply[1 << 16];
+    if (length > sizeof reply) return -1;
+    for (int i = 0; i < iterations; i++) {
+        uint64_t start = cbb_now_ns();
+        if (write_full(fd, frame, length) < 0) return -1;
+        if (read_full(fd, reply, length) != 1) return -1;
+        rtt_ns[i] = cbb_now_ns() - start;
+    }
+    return 0;
+}
+
+int cbb_send_frames(int fd, const uint8_t *frame, size_t length, long count) {
+    for (long i = 0; i < count; i++)
+        if (write_full(fd, frame, length) < 0) return -1;
+    uint8_t ack;
+    return read_full(fd, &ack, 1) == 1 ? 0 : -1;
+}
+
+int cbb_receive_frames(int fd, long count) {
+    static uint8_t buffer[1 << 16];
+    size_t have = 0;
+    long frames = 0;
+    while (frames < count) {
+        ssize_t n = read(fd, buffer + have, sizeof buffer - have);
+        if (n <= 0) { if (n < 0 && errno == EINTR) continue; return -1; }
+        have += (size_t)n;
+        size_t at = 0;
+        while (have - at >= 4) {
+            size_t length = (size_t)buffer[at] << 24 | (size_t)buffer[at + 1] << 16 | (size_t)buffer[at + 2] << 8 | buffer[at + 3];
+            if (length == 0 || length > sizeof buffer - 4) return -1;
+            if (have - at - 4 < length) break;
+            at += 4 + length;
+            frames++;
+        }
+        for (size_t i = at; i < have; i++) buffer[i - at] = buffer[i];
+        have -= at;
+    }
+    uint8_t ack = 1;
+    return write_full(fd, &ack, 1);
+}

@@ -1,0 +1,24 @@
+#ifndef CBENCHBASELINE_H
+#define CBENCHBASELINE_H
+#include <stddef.h>
+#include <stdint.h>
+
+/* The raw C equivalents our IPC benchmarks are measured against: the same length-prefixed frames
+   over the same socketpair, with blocking read/write and no JSON. */
+
+/* Echoes every frame back until end of stream. Returns frames echoed, or -1 on error. */
+long cbb_echo_frames(int fd);
+
+/* Sends `frame` (header included) and waits for the echo, `iterations` times; stores each round
+   trip in nanoseconds in `rtt_ns`. Returns 0, or -1 on error. */
+int cbb_ping_pong(int fd, const uint8_t *frame, size_t length, int iterations, uint64_t *rtt_ns);
+
+/* Writes `frame` `count` times, one write(2) per frame, then waits for a one-byte acknowledgement. */
+int cbb_send_frames(int fd, const uint8_t *frame, size_t length, long count);
+
+/* Reads frames until `count` have arrived, then writes a one-byte acknowledgement. */
+int cbb_receive_frames(int fd, long count);
+
+/* CLOCK_MONOTONIC in nanoseconds. */
+uint64_t cbb_now_ns(void);
+#endif

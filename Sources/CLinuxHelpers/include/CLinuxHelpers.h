@@ -1,0 +1,55 @@
+#ifndef CLINUXHELPERS_H
+#define CLINUXHELPERS_H
+
+/* What Swift cannot import from the Linux headers: function-like macros and packed structs.
+   Everything is a static inline so there is no extra symbol and no call overhead. */
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+/* ---- SCM_RIGHTS: the CMSG_* macros ---- */
+
+static inline size_t clh_cmsg_space(size_t length) { return CMSG_SPACE(length); }
+static inline size_t clh_cmsg_len(size_t length) { return CMSG_LEN(length); }
+static inline struct cmsghdr *clh_cmsg_firsthdr(struct msghdr *msg) { return CMSG_FIRSTHDR(msg); }
+static inline struct cmsghdr *clh_cmsg_nxthdr(struct msghdr *msg, struct cmsghdr *cmsg) { return CMSG_NXTHDR(msg, cmsg); }
+static inline unsigned char *clh_cmsg_data(struct cmsghdr *cmsg) { return CMSG_DATA(cmsg); }
+
+/* ---- epoll: struct epoll_event is packed on x86_64 ---- */
+
+/* Registers `fd` with `events`, storing the fd itself as the event's data. */
+static inline int clh_epoll_ctl(int epfd, int op, int fd, uint32_t events) {
+    struct epoll_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.events = events;
+    ev.data.fd = fd;
+    return epoll_ctl(epfd, op, fd, &ev);
+}
+
+/* Waits like epoll_wait, returning the ready fds and their event masks in two plain arrays. */
+static inline int clh_epoll_wait(int epfd, int *fds, uint32_t *events, int capacity, int timeout_ms) {
+    struct epoll_event ready[64];
+    if (capacity > 64) capacity = 64;
+    int n = epoll_wait(epfd, ready, capacity, timeout_ms);
+    for (int i = 0; i < n; i++) { fds[i] = ready[i].data.fd; events[i] = ready[i].events; }
+    return n;
+}
+
+/* ---- sockaddr_un: sun_path is a fixed char array (a tuple in Swift) ---- */
+
+/* Fills `addr` for `path`; returns the address length, or -1 if the path does not fit. */
+static inline int clh_sockaddr_un(struct sockaddr_un *addr, const char *path) {
+    size_t n = strlen(path);
+    if (n == 0 || n >= sizeof addr->sun_path) return -1;
+    memset(addr, 0, sizeof *addr);
+    addr->sun_family = AF_UNIX;
+    memcpy(addr->sun_path, path, n + 1);
+    return (int)(offsetof(struct sockaddr_un, sun_path) + n + 1);
+}
+
+#endif
