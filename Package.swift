@@ -51,7 +51,7 @@ let package = Package(
 
         .testTarget(name: "MediaRouteIPCTests", dependencies: ["MediaRouteIPC"]),
         // Real peers for tests (private dbus-daemon, ...), started and stopped by PID.
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["MediaRouteIPC"], path: "Tests/TestSupport"),
         .testTarget(name: "CAvahiTests", dependencies: ["CAvahi", "TestSupport"]),
         .testTarget(name: "CDBusTests", dependencies: ["CDBus", "TestSupport"]),
         .testTarget(name: "CBlueZTests", dependencies: ["CBlueZ"]),

@@ -1,4 +1,5 @@
 import Foundation
+import MediaRouteIPC
 
 /// A private `dbus-daemon` for one test: its own socket in a temporary directory, started in the
 /// foreground so the test owns its PID, stopped by that PID. Never the machine's own bus.
@@ -7,7 +8,8 @@ public final class PrivateBus: @unchecked Sendable {
 
     public let directory: URL
     public let address: String
-    private let process: Process
+    private let process: ChildProcess
+    private var stopped = false
 
     public init(kind: Kind = .system) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("mediaroute-bus-\(UUID().uuidString.prefix(8))")
@@ -22,14 +24,14 @@ public final class PrivateBus: @unchecked Sendable {
         <policy context="default"><allow user="*"/><allow own="*"/><allow send_destination="*"/>
         <allow receive_sender="*"/></policy></busconfig>
         """.write(to: config, atomically: true, encoding: .utf8)
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")
-        process.arguments = ["--config-file=\(config.path)", "--nofork", "--nopidfile"]
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
+        let devNull = open("/dev/null", O_WRONLY | O_CLOEXEC)
+        defer { close(devNull) }
+        process = try ChildProcess(executable: "/usr/bin/dbus-daemon",
+                                   arguments: ["--config-file=\(config.path)", "--nofork", "--nopidfile"],
+                                   standardOutput: devNull, standardError: devNull)
         let deadline = Date().addingTimeInterval(5)
         while !FileManager.default.fileExists(atPath: socket) {
-            guard process.isRunning, Date() < deadline else {
+            guard process.exitIfEnded() == nil, Date() < deadline else {
                 stop()
                 throw TestPeerError("dbus-daemon did not create \(socket) within 5 s")
             }
@@ -37,14 +39,14 @@ public final class PrivateBus: @unchecked Sendable {
         }
     }
 
-    public var pid: Int32 { process.processIdentifier }
+    public var pid: Int32 { process.pid }
 
     /// Stops the daemon by PID and removes its directory. Safe to call twice.
     public func stop() {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGTERM)
-            process.waitUntilExit()
-        }
+        guard !stopped else { return }
+        stopped = true
+        kill(process.pid, SIGTERM)
+        _ = process.waitForExit()
         try? FileManager.default.removeItem(at: directory)
     }
 

@@ -1,9 +1,11 @@
 import Glibc
 
-/// A child process started with one end of a socketpair as descriptor 3, in its own process group.
+/// A child process, optionally given one end of a socketpair as descriptor 3, in its own process group.
 ///
 /// Its own group lets the parent signal the child and anything it started at once, and keeps a
-/// terminal's Ctrl-C from reaching it directly: the parent decides when children stop.
+/// terminal's Ctrl-C from reaching it directly: the parent decides when children stop. The signal
+/// mask and dispositions are reset, so a parent that blocks SIGTERM (test runners do) cannot leave
+/// a child that ignores it.
 public final class ChildProcess: Sendable {
     /// The descriptor number at which the child finds its socket.
     public static let socketDescriptor: Int32 = 3
@@ -11,28 +13,29 @@ public final class ChildProcess: Sendable {
     public let pid: pid_t
     public let executable: String
 
-    /// Starts `executable` with `arguments`; `socket` becomes the child's descriptor 3 and
-    /// `environment` (if given) replaces the inherited one. Standard error goes to `standardError` if set.
-    public init(executable: String, arguments: [String], socket: Int32, environment: [String]? = nil,
-                standardError: Int32? = nil) throws(IPCSystemError) {
+    /// Starts `executable` with `arguments`; `socket`, if given, becomes the child's descriptor 3, and
+    /// `environment` (if given) replaces the inherited one. Standard output and error go to the
+    /// given descriptors, else they are inherited.
+    public init(executable: String, arguments: [String], socket: Int32? = nil, environment: [String]? = nil,
+                standardOutput: Int32? = nil, standardError: Int32? = nil) throws(IPCSystemError) {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         // dup2 clears close-on-exec on the new descriptor; a socket already at 3 needs no dup.
-        if socket != Self.socketDescriptor {
+        if let socket, socket != Self.socketDescriptor {
             posix_spawn_file_actions_adddup2(&actions, socket, Self.socketDescriptor)
-        } else {
+        } else if let socket {
             let flags = fcntl(socket, F_GETFD)
             _ = fcntl(socket, F_SETFD, flags & ~FD_CLOEXEC)
         }
+        if let standardOutput { posix_spawn_file_actions_adddup2(&actions, standardOutput, 1) }
         if let standardError { posix_spawn_file_actions_adddup2(&actions, standardError, 2) }
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
         posix_spawnattr_setpgroup(&attributes, 0)
         var defaultSignals = sigset_t()
-        sigemptyset(&defaultSignals)
-        sigaddset(&defaultSignals, SIGPIPE)
+        sigfillset(&defaultSignals)
         posix_spawnattr_setsigdefault(&attributes, &defaultSignals)
         var emptyMask = sigset_t()
         sigemptyset(&emptyMask)

@@ -214,9 +214,13 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
 
     /// Encodes `message` straight into the output buffer and schedules a flush before the loop
     /// sleeps, so a burst of messages leaves in one `sendmsg`.
-    private func enqueue(_ message: Message, descriptors: [Int32]) throws(RPCError) {
-        if let closeReason { throw closeReason }
+    private func enqueue(_ message: Message, descriptors: [Int32], owned: Bool = false) throws(RPCError) {
+        if let closeReason {
+            if owned { descriptors.forEach { _ = Glibc.close($0) } }
+            throw closeReason
+        }
         if descriptors.count > Message.maximumDescriptorsPerFrame {
+            if owned { descriptors.forEach { _ = Glibc.close($0) } }
             throw RPCError(.descriptorMismatch, "a message may carry at most \(Message.maximumDescriptorsPerFrame) file descriptors, not \(descriptors.count)")
         }
         let start = outBuffer.count
@@ -225,13 +229,16 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
         let length = outBuffer.count - start - FrameDecoder.headerLength
         guard length <= sendLimit else {
             outBuffer.removeSubrange(start...)
+            if owned { descriptors.forEach { _ = Glibc.close($0) } }
             throw RPCError(.messageTooLarge, "a message of \(length) bytes is over the \(sendLimit)-byte frame limit agreed with \(label); pass bulk data through a shared-memory ring or split it")
         }
         outBuffer[start] = UInt8(truncatingIfNeeded: length >> 24)
         outBuffer[start + 1] = UInt8(truncatingIfNeeded: length >> 16)
         outBuffer[start + 2] = UInt8(truncatingIfNeeded: length >> 8)
         outBuffer[start + 3] = UInt8(truncatingIfNeeded: length)
-        if !descriptors.isEmpty {
+        if owned && !descriptors.isEmpty {
+            outDescriptors.append((offset: start, fds: descriptors))
+        } else if !descriptors.isEmpty {
             var duplicates: [Int32] = []
             for descriptor in descriptors {
                 let copy = fcntl(descriptor, F_DUPFD_CLOEXEC, 0)
@@ -441,9 +448,12 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
     }
 
     private func finishIncoming(_ id: RequestID, _ reply: Message, _ descriptors: [Int32]) {
-        guard incoming.removeValue(forKey: id) != nil, closeReason == nil else { return }
+        guard incoming.removeValue(forKey: id) != nil, closeReason == nil else {
+            descriptors.forEach { _ = Glibc.close($0) }
+            return
+        }
         do {
-            try enqueue(reply, descriptors: descriptors)
+            try enqueue(reply, descriptors: descriptors, owned: true)
         } catch {
             try? enqueue(.errorResponse(id: id, error: error), descriptors: [])
         }
@@ -556,4 +566,9 @@ extension Message {
         default: nil
         }
     }
+}
+
+extension Connection {
+    /// Bytes encoded but not yet written: what the outgoing bound limits.
+    public var unsentByteCountForTesting: Int { unsentByteCount }
 }

@@ -79,8 +79,9 @@ public struct IncomingNotification: Sendable {
     public let descriptors: ReceivedDescriptors
 }
 
-/// A successful answer: a result and, optionally, descriptors to pass along with it. The
-/// descriptors stay the caller's; the connection sends duplicates.
+/// A successful answer: a result and, optionally, descriptors to pass along with it. The reply
+/// owns its descriptors: the connection closes them once sent (a handler returns before its
+/// answer is written, so it could not keep them open itself).
 public struct RPCReply: Sendable {
     public var result: JSONValue
     public var descriptors: [Int32]

@@ -1,0 +1,42 @@
+import ArgumentParser
+import Glibc
+
+/// `mediaroute-bench NAME`: runs one benchmark against a baseline measured in the same run and ends
+/// with `RESULT NAME ratio=R target=T` (ours divided by the baseline; lower is better).
+@main
+struct MediaRouteBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "mediaroute-bench",
+        abstract: "Measure MediaRoute against raw C baselines, in one run.",
+        discussion: "Benchmarks: \(Benchmark.all.map(\.name).joined(separator: ", ")). Build with -c release.")
+
+    @Argument(help: "The benchmark to run.")
+    var name: String
+
+    @Option(help: .hidden)
+    var peer: String?
+
+    @Option(help: "Measured iterations (default: the benchmark's own).")
+    var iterations: Int?
+
+    func run() async throws {
+        if let peer {
+            try await BenchmarkPeer.run(mode: peer, argument: name)
+            return
+        }
+        guard let benchmark = Benchmark.all.first(where: { $0.name == name }) else {
+            throw ValidationError("unknown benchmark \"\(name)\"; choose one of: \(Benchmark.all.map(\.name).joined(separator: ", "))")
+        }
+        try await benchmark.run(iterations)
+    }
+}
+
+struct Benchmark: Sendable {
+    let name: String
+    let run: @Sendable (_ iterations: Int?) async throws -> Void
+
+    static let all: [Benchmark] = [
+        Benchmark(name: "ipc-rtt") { try await IPCRoundTripBenchmark(iterations: $0 ?? 20_000).run() },
+        Benchmark(name: "ipc-notify") { try await IPCNotifyBenchmark(messages: $0 ?? 500_000).run() },
+    ]
+}

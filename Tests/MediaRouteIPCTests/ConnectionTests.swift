@@ -1,0 +1,279 @@
+import Glibc
+@testable import MediaRouteIPC
+import Synchronization
+import Testing
+
+@Suite("Connection: handshake, requests, cancellation, descriptors, backpressure", .timeLimit(.minutes(1)))
+struct ConnectionTests {
+    @Test func handshakeExchangesIdentityAndAgreesOnTheSmallerFrameLimit() async throws {
+        let (server, client) = try await connectedPair { $0.maximumFrameLength = $0.label == "supervisor" ? 65536 : 1 << 20 }
+        let driver = try #require(await server.peer)
+        #expect(driver.role == .driver)
+        #expect(driver.identity["protocol"] == "org.mediaroute.reference")
+        #expect(await server.label == "driver 'reference'")
+        #expect(await client.peer?.role == .supervisor)
+        // The client accepts 64 KiB: the server may not send it more.
+        let big: JSONObject = ["blob": .string(String(repeating: "x", count: 70_000))]
+        do {
+            try await server.notify("x", big)
+            Issue.record("an oversized message was sent")
+        } catch let error as RPCError {
+            #expect(error.code == .messageTooLarge)
+            #expect(error.message.contains("65536-byte frame limit agreed with driver 'reference'"))
+        }
+        await server.close()
+        await client.close()
+    }
+
+    @Test func versionMismatchIsRefusedWithASentenceOnBothSides() async throws {
+        let (a, b) = try UnixSocket.pair()
+        let peer = RawPeer(fd: b)
+        async let server = Connection.open(socket: a, hello: Hello(role: .supervisor, name: "mediarouted"),
+                                           side: .acceptor(acceptingRoles: [.driver]), configuration: ConnectionConfiguration(label: "new driver"))
+        let reply = try await peer.hello(version: 2)
+        guard case .errorResponse(.number(0), let error)? = reply else { Issue.record("expected an error, got \(String(describing: reply))"); return }
+        #expect(error.code == .versionMismatch)
+        #expect(error.message.contains("version 2"))
+        #expect(try await peer.isClosedByPeer())
+        do {
+            _ = try await server
+            Issue.record("handshake succeeded")
+        } catch let error as RPCError {
+            #expect(error.code == .versionMismatch)
+            #expect(error.message.hasPrefix("handshake with new driver failed"))
+        }
+    }
+
+    @Test func roleMismatchIsRefused() async throws {
+        let (a, b) = try UnixSocket.pair()
+        async let server = Connection.open(socket: a, hello: Hello(role: .supervisor, name: "mediarouted"),
+                                           side: .acceptor(acceptingRoles: [.driver]), configuration: ConnectionConfiguration(label: "driver socket"))
+        async let client = Connection.open(socket: b, hello: Hello(role: .app, name: "player"), side: .initiator(),
+                                           configuration: ConnectionConfiguration(label: "supervisor"))
+        do {
+            _ = try await server
+            Issue.record("the server accepted an app")
+        } catch {
+            #expect(error is RPCError)
+        }
+        do {
+            _ = try await client
+            Issue.record("an app was accepted on a driver socket")
+        } catch let error as RPCError {
+            #expect(error.code == .roleRejected)
+            #expect(error.message.contains("role \"app\" is not accepted here (accepted: driver)"))
+        }
+    }
+
+    @Test func handshakeTimesOutWhenThePeerSaysNothing() async throws {
+        let (a, b) = try UnixSocket.pair()
+        defer { close(b) }
+        var configuration = ConnectionConfiguration(label: "silent driver")
+        configuration.handshakeTimeout = .milliseconds(200)
+        await #expect(throws: RPCError(.handshakeRequired, "silent driver did not complete the hello handshake within 0.2 seconds")) {
+            _ = try await Connection.open(socket: a, hello: Hello(role: .supervisor, name: "s"), side: .acceptor(acceptingRoles: [.driver]),
+                                          configuration: configuration)
+        }
+    }
+
+    @Test func requestsAreAnsweredAndErrorsKeepTheirCode() async throws {
+        let (server, client) = try await connectedPair()
+        let reply = try await client.request("echo", ["n": 42, "s": "é"])
+        #expect(reply.result == ["n": 42, "s": "é"])
+        do {
+            _ = try await client.request("fail", ["code": 1201, "message": "the device refused the code"])
+            Issue.record("fail succeeded")
+        } catch let error as RPCError {
+            #expect(error == RPCError(RPCError.Code(1201), "the device refused the code"))
+        }
+        do {
+            _ = try await client.request("no.such.method")
+            Issue.record("unknown method succeeded")
+        } catch let error as RPCError {
+            #expect(error.code == .methodNotFound)
+            #expect(error.message.contains("\"no.such.method\""))
+        }
+        // Many concurrent requests are each answered with their own result.
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for i in 0..<200 {
+                group.addTask {
+                    let answer = try await client.request("echo", ["i": .integer(Int64(i))])
+                    #expect(answer.result == ["i": .integer(Int64(i))])
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(await client.pendingRequestCount == 0)
+        await server.close()
+        await client.close()
+    }
+
+    /// A handler that never answers, recording whether it saw cancellation.
+    private static func hangingHandlers(_ cancelled: Counter) -> RPCHandlers {
+        var handlers = echoHandlers()
+        handlers.onRequest("hang") { _ in
+            do {
+                try await Task.sleep(for: .seconds(30))
+            } catch {
+                cancelled.increment()
+                throw error
+            }
+            return RPCReply()
+        }
+        return handlers
+    }
+
+    @Test func timeoutFailsTheRequestAndCancelsTheHandler() async throws {
+        let cancelled = Counter()
+        let (server, client) = try await connectedPair(serverHandlers: Self.hangingHandlers(cancelled))
+        do {
+            _ = try await client.request("hang", timeout: .milliseconds(100))
+            Issue.record("hang returned")
+        } catch let error as RPCError {
+            #expect(error.code == .timedOut)
+            #expect(error.message == "supervisor 'mediarouted' did not answer \"hang\" within 0.1 seconds; the request was cancelled")
+        }
+        try await waitUntil { cancelled.count == 1 }
+        // The late "cancelled" answer is dropped quietly, and the connection still works.
+        #expect(try await client.request("echo", ["ok": true]).result == ["ok": true])
+        await server.close()
+        await client.close()
+    }
+
+    @Test func cancellingTheTaskCancelsTheRemoteHandler() async throws {
+        let cancelled = Counter()
+        let (server, client) = try await connectedPair(serverHandlers: Self.hangingHandlers(cancelled))
+        let task = Task { try await client.request("hang") }
+        try await waitUntil { await client.pendingRequestCount == 1 }
+        task.cancel()
+        await #expect(throws: CancellationError.self) { try await task.value }
+        try await waitUntil { cancelled.count == 1 }
+        #expect(await client.pendingRequestCount == 0)
+        await server.close()
+        await client.close()
+    }
+
+    @Test func closingFailsEveryOutstandingRequest() async throws {
+        let cancelled = Counter()
+        let (server, client) = try await connectedPair(serverHandlers: Self.hangingHandlers(cancelled))
+        let tasks = (0..<3).map { _ in Task { try await client.request("hang") } }
+        try await waitUntil { await client.pendingRequestCount == 3 }
+        await server.close()
+        for task in tasks {
+            do {
+                _ = try await task.value
+                Issue.record("request survived the close")
+            } catch let error as RPCError {
+                #expect(error.code == .connectionClosed)
+                #expect(error.message == "\"hang\" got no answer: supervisor 'mediarouted' closed the connection")
+            }
+        }
+        #expect(await client.closeReason?.code == .connectionClosed)
+        // The server's handlers were cancelled with the connection.
+        try await waitUntil { cancelled.count == 3 }
+    }
+
+    @Test func descriptorsTravelBothWaysWithoutLeaking() async throws {
+        var handlers = RPCHandlers()
+        // Writes a greeting into the pipe it is given, then answers with a new pipe's read end.
+        handlers.onRequest("pipe.greet") { request in
+            let fd = try request.descriptors.take(0)
+            defer { close(fd) }
+            let text = request.params["text"]?.stringValue ?? ""
+            _ = text.withCString { write(fd, $0, strlen($0)) }
+            var ends: [Int32] = [0, 0]
+            pipe(&ends)
+            _ = write(ends[1], "back", 4)
+            close(ends[1])
+            return RPCReply(["pipe": 0], descriptors: [ends[0]])  // the reply owns and closes it
+        }
+        let (server, client) = try await connectedPair(serverHandlers: handlers)
+        for i in 0..<50 {
+            var ends: [Int32] = [0, 0]
+            #expect(pipe(&ends) == 0)
+            var status = stat()
+            fstat(ends[0], &status)
+            let reply = try await client.request("pipe.greet", ["text": .string("hello \(i)")], descriptors: [ends[1]])
+            close(ends[1])
+            var buffer = [UInt8](repeating: 0, count: 32)
+            let n = read(ends[0], &buffer, 32)
+            close(ends[0])
+            #expect(String(decoding: buffer[0..<max(n, 0)], as: UTF8.self) == "hello \(i)")
+            #expect(descriptorsWithInode(status.st_ino) == 0)  // every copy of the request's pipe is closed
+            let back = try reply.descriptors.take(0)
+            #expect(read(back, &buffer, 32) == 4)
+            #expect(descriptorsSharingInode(with: back) == 1)  // the server's copy is gone
+            close(back)
+        }
+        await server.close()
+        await client.close()
+    }
+
+    @Test func untakenDescriptorsAreClosed() async throws {
+        let (server, client) = try await connectedPair()
+        var ends: [Int32] = [0, 0]
+        pipe(&ends)
+        // "echo" ignores the descriptor: the receiving side must close it, so the read end sees EOF.
+        _ = try await client.request("echo", [:], descriptors: [ends[1]])
+        close(ends[1])
+        var byte: UInt8 = 0
+        #expect(read(ends[0], &byte, 1) == 0)
+        #expect(descriptorsSharingInode(with: ends[0]) == 1)
+        close(ends[0])
+        await server.close()
+        await client.close()
+    }
+
+    @Test func outgoingQueueIsBoundedAndSendersWait() async throws {
+        let (a, b) = try UnixSocket.pair()
+        let peer = RawPeer(fd: b)
+        var configuration = ConnectionConfiguration(label: "slow reader")
+        configuration.outgoingHighWater = 256 * 1024
+        async let opened = Connection.open(socket: a, hello: Hello(role: .driver, name: "flood"), side: .initiator(), configuration: configuration)
+        // Answer the hello by hand, then stop reading.
+        guard case .request(let id, "hello", _, _)? = try await peer.read() else { throw TestFailure("no hello") }
+        try peer.send(.response(id: id, result: .object(Hello(role: .supervisor, name: "s").json), descriptorCount: 0))
+        let connection = try await opened
+        let sent = Counter()
+        let payload: JSONObject = ["data": .string(String(repeating: "z", count: 1000))]
+        let producer = Task {
+            for _ in 0..<5000 {
+                try await connection.notify("bulk", payload)
+                sent.increment()
+            }
+        }
+        // The kernel buffers a few hundred KiB, our queue 256 KiB: the producer must stall well short of 5 MB.
+        try await Task.sleep(for: .milliseconds(300))
+        let stalledAt = sent.count
+        #expect(stalledAt < 5000)
+        #expect(await connection.unsentByteCountForTesting <= 256 * 1024 + 2048)
+        // Once the peer reads, everything arrives, in order.
+        var received = 0
+        while received < 5000 {
+            guard case .notification("bulk", _, _)? = try await peer.read() else { break }
+            received += 1
+        }
+        try await producer.value
+        #expect(received == 5000)
+        await connection.close()
+    }
+
+    @Test func oneConnectionsFailureLeavesAnotherUntouched() async throws {
+        let (goodServer, goodClient) = try await connectedPair()
+        let (badConnection, badPeer) = try await acceptorWithRawPeer()
+        try badPeer.write([0, 0, 0, 0])  // zero-length frame: fatal for that connection only
+        _ = await badConnection.waitUntilClosed()
+        #expect(try await goodClient.request("echo", ["still": "here"]).result == ["still": "here"])
+        await goodServer.close()
+        await goodClient.close()
+    }
+}
+
+/// Polls `condition` every 10 ms for up to 5 s.
+func waitUntil(_ condition: () async -> Bool) async throws {
+    for _ in 0..<500 {
+        if await condition() { return }
+        try await Task.sleep(for: .milliseconds(10))
+    }
+    throw TestFailure("condition not met within 5 s")
+}

@@ -1,0 +1,151 @@
+import CLinuxHelpers
+import Foundation
+import Glibc
+@testable import MediaRouteIPC
+import Testing
+
+/// The far end of a socketpair driven byte by byte, to say exactly what a misbehaving peer says.
+/// Every read is bounded by a poll timeout, so a test can fail but never hang.
+final class RawPeer: @unchecked Sendable {
+    let fd: Int32
+    private var decoder = FrameDecoder()
+
+    init(fd: Int32) { self.fd = fd }
+    deinit { Glibc.close(fd) }
+
+    func write(_ bytes: [UInt8], descriptors: [Int32] = []) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let n = try bytes.withUnsafeBytes { buffer in
+                try UnixSocket.send(fd, UnsafeRawBufferPointer(rebasing: buffer[offset...]), descriptors: offset == 0 ? descriptors : [])
+            }
+            offset += n ?? 0
+        }
+    }
+
+    func writeFrame(_ body: String, descriptors: [Int32] = []) throws {
+        try write(FrameEncoder.frame(Array(body.utf8)), descriptors: descriptors)
+    }
+
+    func send(_ message: Message, descriptors: [Int32] = []) throws {
+        try write(FrameEncoder.frame(message.encode()), descriptors: descriptors)
+    }
+
+    /// The next message from the connection, or nil if it closed the stream. The blocking read runs
+    /// on a thread of its own: the cooperative pool and Dispatch's global queues are as wide as the
+    /// machine's two cores, and blocking them would stall every other test.
+    func read(timeout: Int32 = 5000) async throws -> Message? {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(with: Result { try self.readBlocking(timeout: timeout) }) }
+        }
+    }
+
+    private func readBlocking(timeout: Int32) throws -> Message? {
+        while true {
+            if let frame = try decoder.nextFrame() { return try Message.decode(frame) }
+            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&pfd, 1, timeout) == 1 else { throw TestFailure("no message within \(timeout) ms") }
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            let n = Glibc.read(fd, &buffer, buffer.count)
+            if n <= 0 { return nil }
+            decoder.append(buffer[0..<n])
+        }
+    }
+
+    /// Completes the handshake as an initiator with the given role.
+    func hello(role: Hello.Role = .driver, name: String = "raw", version: Int = Hello.currentVersion) async throws -> Message? {
+        try send(.request(id: .number(0), method: "hello",
+                          params: Hello(role: role, name: name, version: version).json, descriptorCount: 0))
+        return try await read()
+    }
+
+    /// True once the connection has closed its end (read returns end of stream).
+    func isClosedByPeer(timeout: Int32 = 5000) async throws -> Bool {
+        while true {
+            guard let _ = try await read(timeout: timeout) else { return true }
+        }
+    }
+}
+
+struct TestFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Collects protocol violations a connection reports, for assertions.
+final class ViolationLog: Sendable {
+    private let entries = Mutex<[RPCError]>([])
+    var all: [RPCError] { entries.withLock { $0 } }
+    func record(_ error: RPCError) { entries.withLock { $0.append(error) } }
+}
+
+import Synchronization
+
+/// An acceptor connection (the supervisor side) on one end of a socketpair and a raw peer on the other.
+func acceptorWithRawPeer(policy: ViolationPolicy = .reply, maximumFrameLength: Int = FrameDecoder.defaultMaximumFrameLength,
+                         handlers: RPCHandlers = echoHandlers(), violations: ViolationLog = ViolationLog()) async throws -> (Connection, RawPeer) {
+    let (a, b) = try UnixSocket.pair()
+    var configuration = ConnectionConfiguration(label: "test peer")
+    configuration.violationPolicy = policy
+    configuration.maximumFrameLength = maximumFrameLength
+    configuration.onProtocolViolation = { violations.record($0) }
+    let peer = RawPeer(fd: b)
+    async let connection = Connection.open(socket: a, hello: Hello(role: .supervisor, name: "supervisor"),
+                                           side: .acceptor(acceptingRoles: [.driver]), configuration: configuration, handlers: handlers)
+    let reply = try await peer.hello()
+    guard case .response(.number(0), _, _)? = reply else { throw TestFailure("handshake failed: \(String(describing: reply))") }
+    return (try await connection, peer)
+}
+
+/// Two connected `Connection`s: a supervisor-side acceptor and a driver-side initiator.
+func connectedPair(serverHandlers: RPCHandlers = echoHandlers(), clientHandlers: RPCHandlers = RPCHandlers(),
+                   configure: (inout ConnectionConfiguration) -> Void = { _ in }) async throws -> (server: Connection, client: Connection) {
+    let (a, b) = try UnixSocket.pair()
+    var serverConfiguration = ConnectionConfiguration(label: "driver end")
+    var clientConfiguration = ConnectionConfiguration(label: "supervisor")
+    configure(&serverConfiguration)
+    configure(&clientConfiguration)
+    async let server = Connection.open(socket: a, hello: Hello(role: .supervisor, name: "mediarouted"),
+                                       side: .acceptor(acceptingRoles: [.driver]), configuration: serverConfiguration, handlers: serverHandlers)
+    async let client = Connection.open(socket: b, hello: Hello(role: .driver, name: "reference", identity: ["protocol": "org.mediaroute.reference"]),
+                                       side: .initiator(), configuration: clientConfiguration, handlers: clientHandlers)
+    return (try await server, try await client)
+}
+
+/// `echo` returns its params; `fail` throws the error it is asked for; `sleep` waits until cancelled.
+func echoHandlers() -> RPCHandlers {
+    var handlers = RPCHandlers()
+    handlers.onRequest("echo") { request in RPCReply(.object(request.params)) }
+    handlers.onRequest("fail") { request in
+        throw RPCError(RPCError.Code(Int(request.params["code"]?.integerValue ?? 1)), request.params["message"]?.stringValue ?? "failed")
+    }
+    return handlers
+}
+
+/// A counter tasks on any thread can bump.
+final class Counter: Sendable {
+    private let value = Atomic<Int>(0)
+    func increment() { value.add(1, ordering: .relaxed) }
+    var count: Int { value.load(ordering: .relaxed) }
+}
+
+/// How many descriptors of this process refer to the same open file as `fd` (by inode), so a
+/// leak check is exact even while other tests open and close descriptors in parallel.
+func descriptorsSharingInode(with fd: Int32) -> Int {
+    var status = stat()
+    guard fstat(fd, &status) == 0 else { return -1 }
+    return descriptorsWithInode(status.st_ino)
+}
+
+func descriptorsWithInode(_ inode: ino_t) -> Int {
+    guard let dir = opendir("/proc/self/fd") else { return -1 }
+    defer { closedir(dir) }
+    var count = 0
+    while let entry = readdir(dir) {
+        let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        guard let fd = Int32(name) else { continue }
+        var status = stat()
+        if fstat(fd, &status) == 0 && status.st_ino == inode { count += 1 }
+    }
+    return count
+}
