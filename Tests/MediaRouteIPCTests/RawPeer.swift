@@ -40,6 +40,19 @@ final class RawPeer: @unchecked Sendable {
         }
     }
 
+    /// Up to `count` messages, read on one thread (stops early at end of stream).
+    func read(count: Int, timeout: Int32 = 5000) async throws -> [Message] {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread {
+                continuation.resume(with: Result {
+                    var messages: [Message] = []
+                    while messages.count < count, let message = try self.readBlocking(timeout: timeout) { messages.append(message) }
+                    return messages
+                })
+            }
+        }
+    }
+
     private func readBlocking(timeout: Int32) throws -> Message? {
         while true {
             if let frame = try decoder.nextFrame() { return try Message.decode(frame) }

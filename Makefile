@@ -1,0 +1,29 @@
+# MediaRoute's entry points. `make test` is what the README and CI run.
+#   make test               install missing system packages, a short fuzz pass, the whole test suite
+#   make bench NAME=ipc-rtt one benchmark (release build); `make bench` lists them
+#   make fuzz SECONDS=600   the libFuzzer target over the IPC decoders, for as long as you like
+SHELL := /bin/bash
+SECONDS ?= 60
+
+.PHONY: test deps bench fuzz
+
+deps:
+	@missing=$$(grep -vE '^\s*(#|$$)' .ci/apt-packages | while read -r p; do \
+	    dpkg-query -W -f='$${Status}' "$$p" 2>/dev/null | grep -q 'install ok installed' || echo "$$p"; done); \
+	if [ -n "$$missing" ]; then \
+	    echo "Installing missing packages:" $$missing; \
+	    sudo=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	    $$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq $$missing; \
+	fi
+
+test: deps
+	IPC/Fuzz/run-fuzzer.sh 20 2>&1 | grep -E '^(Done|stat::|==[0-9]+==ERROR|SUMMARY)' ; test $${PIPESTATUS[0]} -eq 0
+	swift build --build-tests
+	swift test
+
+bench: deps
+	swift build -c release --product mediaroute-bench
+	@if [ -z "$(NAME)" ]; then .build/release/mediaroute-bench --help; else .build/release/mediaroute-bench $(NAME); fi
+
+fuzz: deps
+	IPC/Fuzz/run-fuzzer.sh $(SECONDS)
