@@ -183,4 +183,22 @@ struct BadInputTests {
         #expect(violations.all.map(\.code) == [.overloaded])
         await connection.close()
     }
+
+    /// Writing to a peer that has gone raises no SIGPIPE: the sender gets an error naming the cause.
+    @Test func writingToAVanishedPeerIsAnErrorNotASignal() async throws {
+        let (connection, peer) = try await acceptorWithRawPeer()
+        peer.close()
+        var failure: RPCError?
+        for _ in 0..<100 where failure == nil {
+            do {
+                try await connection.notify("ping", ["pad": .string(String(repeating: "p", count: 4096))])
+                try await Task.sleep(for: .milliseconds(5))
+            } catch let error as RPCError {
+                failure = error
+            }
+        }
+        #expect(failure?.code == .connectionClosed)
+        let reason = await connection.closeReason
+        #expect(reason?.message == "driver 'raw' closed the connection" || reason?.message.contains("Broken pipe") == true, "\(String(describing: reason))")
+    }
 }

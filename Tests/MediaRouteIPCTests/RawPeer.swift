@@ -7,11 +7,18 @@ import Testing
 /// The far end of a socketpair driven byte by byte, to say exactly what a misbehaving peer says.
 /// Every read is bounded by a poll timeout, so a test can fail but never hang.
 final class RawPeer: @unchecked Sendable {
-    let fd: Int32
     private var decoder = FrameDecoder()
 
+    private(set) var fd: Int32
+
     init(fd: Int32) { self.fd = fd }
-    deinit { Glibc.close(fd) }
+    deinit { if fd >= 0 { Glibc.close(fd) } }
+
+    /// Closes our end now, as a peer that vanishes does.
+    func close() {
+        Glibc.close(fd)
+        fd = -1
+    }
 
     func write(_ bytes: [UInt8], descriptors: [Int32] = []) throws {
         var offset = 0

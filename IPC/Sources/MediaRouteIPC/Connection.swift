@@ -19,6 +19,8 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
 
     private enum State { case handshaking, open, closed(RPCError) }
     private var state = State.handshaking
+    /// Set while `close` runs, so its last flush cannot start another close.
+    private var closing = false
     /// The peer's hello, once the handshake is done.
     public private(set) var peer: Hello?
     /// Who the peer is, for sentences: the configured label, then "role 'name'" after hello.
@@ -282,7 +284,7 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
                     try UnixSocket.send(fd, UnsafeRawBufferPointer(rebasing: bytes[outSent..<end]), descriptors: attached)
                 }
             } catch {
-                close(reason: RPCError(.connectionClosed, "cannot write to \(label): \(error)"))
+                if !closing { close(reason: RPCError(.connectionClosed, "cannot write to \(label): \(error)")) }
                 return
             }
             guard let written else {
@@ -527,7 +529,8 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
     }
 
     private func close(reason: RPCError) {
-        guard closeReason == nil else { return }
+        guard closeReason == nil, !closing else { return }
+        closing = true
         flush()  // best effort: the peer should see the error that ends the connection
         state = .closed(reason)
         loop.deregister(fd: fd)
