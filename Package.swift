@@ -11,6 +11,7 @@ let package = Package(
     name: "MediaRoute",
     products: [
         .library(name: "MediaRouteIPC", targets: ["MediaRouteIPC"]),
+        .library(name: "MediaDevice", targets: ["MediaDevice"]),
         .executable(name: "mediaroute-bench", targets: ["mediaroute-bench"]),
     ],
     dependencies: [
@@ -38,6 +39,9 @@ let package = Package(
             ],
             path: "IPC/Sources/MediaRouteIPC"
         ),
+
+        // The driver SDK: a protocol driver is one @main type conforming to MediaDeviceExtension.
+        .target(name: "MediaDevice", dependencies: ["MediaRouteIPC", "CLinuxHelpers"]),
 
         // Benchmarks: each compares against a raw C baseline measured in the same run.
         .target(name: "CBenchBaseline"),

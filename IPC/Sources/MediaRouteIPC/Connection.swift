@@ -149,6 +149,14 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
         try enqueue(.notification(method: method, params: params, descriptorCount: descriptors.count), descriptors: descriptors)
     }
 
+    /// Sends a notification from code that cannot wait (a synchronous callback, another thread).
+    /// Posts keep their order; they skip the outgoing bound, so use `notify` where you can wait.
+    public nonisolated func post(_ method: String, _ params: JSONObject? = nil) {
+        loop.execute { [self] in
+            assumeIsolated { try? $0.enqueue(.notification(method: method, params: params, descriptorCount: 0), descriptors: []) }
+        }
+    }
+
     public func close() {
         close(reason: RPCError(.connectionClosed, "the connection to \(label) was closed by this side"))
     }

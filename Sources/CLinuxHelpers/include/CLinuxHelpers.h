@@ -1,6 +1,10 @@
 #ifndef CLINUXHELPERS_H
 #define CLINUXHELPERS_H
 
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+
 /* What Swift cannot import from the Linux headers: function-like macros and packed structs.
    Everything is a static inline so there is no extra symbol and no call overhead. */
 
@@ -11,6 +15,10 @@
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/syscall.h>
+#include <sys/prctl.h>
+#include <signal.h>
+#include <unistd.h>
 
 /* ---- SCM_RIGHTS: the CMSG_* macros ---- */
 
@@ -50,6 +58,29 @@ static inline int clh_sockaddr_un(struct sockaddr_un *addr, const char *path) {
     addr->sun_family = AF_UNIX;
     memcpy(addr->sun_path, path, n + 1);
     return (int)(offsetof(struct sockaddr_un, sun_path) + n + 1);
+}
+
+/* Accepts a connection, close-on-exec (glibc's accept4 takes a transparent union Swift cannot pass NULL to). */
+static inline int clh_accept(int fd) { return accept4(fd, NULL, NULL, SOCK_CLOEXEC); }
+
+/* ---- processes ---- */
+
+/* A descriptor that becomes readable when `pid` exits (Linux 5.3+), so child deaths are epoll events. */
+static inline int clh_pidfd_open(pid_t pid) { return (int)syscall(SYS_pidfd_open, pid, 0); }
+
+/* Asks the kernel to send `signal` to this process when its parent dies. */
+static inline int clh_set_parent_death_signal(int signal) { return prctl(PR_SET_PDEATHSIG, signal, 0, 0, 0); }
+
+/* ---- peer credentials ---- */
+
+/* The uid and pid of the process at the other end of a Unix socket. */
+static inline int clh_peer_credentials(int fd, uid_t *uid, pid_t *pid) {
+    struct ucred cred;
+    socklen_t length = sizeof cred;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &length) != 0) return -1;
+    *uid = cred.uid;
+    *pid = cred.pid;
+    return 0;
 }
 
 #endif
