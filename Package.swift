@@ -18,6 +18,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         // C: what Swift cannot import from the system headers (CMSG_* macros, packed epoll_event).
@@ -42,6 +43,12 @@ let package = Package(
 
         // The driver SDK: a protocol driver is one @main type conforming to MediaDeviceExtension.
         .target(name: "MediaDevice", dependencies: ["MediaRouteIPC", "CLinuxHelpers"]),
+
+        // The supervisor as a library (testable in-process), and its thin executable.
+        .target(
+            name: "MediaRouteSupervisor",
+            dependencies: ["MediaDevice", "MediaRouteIPC", "CLinuxHelpers", .product(name: "Logging", package: "swift-log")]
+        ),
 
         // Benchmarks: each compares against a raw C baseline measured in the same run.
         .target(name: "CBenchBaseline"),

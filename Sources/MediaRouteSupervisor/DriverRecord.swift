@@ -1,0 +1,87 @@
+import MediaDevice
+import MediaRouteIPC
+
+/// Everything the supervisor knows about one driver across its restarts. Used only on the
+/// supervisor's executor (the event loop).
+final class DriverRecord: @unchecked Sendable {
+    enum Phase {
+        case stopped
+        case starting
+        case running(DriverProcess)
+        case backingOff(until: ContinuousClock.Instant)
+        case failed(String)
+    }
+
+    let manifest: DriverManifest
+    var phase = Phase.stopped
+    var budget: RestartBudget
+    var restarts = 0
+    var lastExit: String?
+    var lastDiscoveryError: String?
+    var isDiscovering = false
+    var startTask: Task<DriverProcess, Error>?
+    var heartbeat: Task<Void, Never>?
+    var idleTimer: EventLoop.TimerHandle?
+    var restartTimer: EventLoop.TimerHandle?
+    private(set) var devices: [String: MediaOutputDevice] = [:]
+    private var deviceOrder: [String] = []
+    private var floodWindowStart = ContinuousClock.now
+    private var floodCount = 0
+
+    var id: String { manifest.protocolID }
+
+    init(manifest: DriverManifest) {
+        self.manifest = manifest
+        self.budget = RestartBudget(policy: manifest.restart)
+    }
+
+    var orderedDevices: [MediaOutputDevice] { deviceOrder.compactMap { devices[$0] } }
+
+    func upsert(_ device: MediaOutputDevice) {
+        if devices.updateValue(device, forKey: device.id) == nil { deviceOrder.append(device.id) }
+    }
+
+    func remove(_ id: String) -> Bool {
+        guard devices.removeValue(forKey: id) != nil else { return false }
+        deviceOrder.removeAll { $0 == id }
+        return true
+    }
+
+    func replaceDevices(_ list: [MediaOutputDevice]) {
+        clearDevices()
+        list.forEach(upsert)
+    }
+
+    func clearDevices() {
+        devices.removeAll()
+        deviceOrder.removeAll()
+    }
+
+    func resetFloodWindow() {
+        floodWindowStart = .now
+        floodCount = 0
+    }
+
+    /// True while the driver stays under `limit` messages per second.
+    func countMessage(limit: Int) -> Bool {
+        let now = ContinuousClock.now
+        if now - floodWindowStart > .seconds(1) {
+            floodWindowStart = now
+            floodCount = 0
+        }
+        floodCount += 1
+        return floodCount <= limit
+    }
+
+    func cancelIdleTimer(_ loop: EventLoop) {
+        if let idleTimer { loop.cancelTimer(idleTimer) }
+        idleTimer = nil
+    }
+
+    func cancelTimers(_ loop: EventLoop) {
+        cancelIdleTimer(loop)
+        if let restartTimer { loop.cancelTimer(restartTimer) }
+        restartTimer = nil
+        heartbeat?.cancel()
+    }
+}

@@ -1,0 +1,46 @@
+/// What `mediaroute drivers` shows about one driver.
+public struct DriverStatus: Sendable, Hashable {
+    public enum State: Sendable, Hashable {
+        case stopped
+        case starting
+        case running
+        case restarting(after: Duration)
+        /// The restart budget is spent, or the driver lied about its identity; `enable` starts it again.
+        case failed(String)
+        case disabled
+        /// The manifest is wrong; the driver is never started.
+        case refused(String)
+    }
+
+    public let protocolID: String
+    public let displayName: String
+    public let manifestPath: String
+    public let state: State
+    public let pid: Int32?
+    public let restarts: Int
+    public let uptime: Duration?
+    public let lastExit: String?
+    public let deviceCount: Int
+}
+
+extension DriverStatus.State: CustomStringConvertible {
+    public var description: String {
+        switch self {
+        case .stopped: "stopped"
+        case .starting: "starting"
+        case .running: "running"
+        case .restarting(let after): "restarting in \(after.milliseconds) ms"
+        case .failed(let why): "failed: \(why)"
+        case .disabled: "disabled"
+        case .refused(let why): "refused: \(why)"
+        }
+    }
+}
+
+extension Duration {
+    /// Whole milliseconds, for figures people read.
+    public var milliseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
+    }
+}

@@ -1,0 +1,22 @@
+import MediaDevice
+
+/// One line of the route picker: a physical device, possibly reachable through several protocols
+/// (several drivers found a device of the same name), with the protocol to use by default.
+public struct PickerEntry: Sendable, Hashable {
+    /// One protocol's view of the device.
+    public struct Route: Sendable, Hashable {
+        public let protocolID: String
+        public let protocolName: String
+        public let device: MediaOutputDevice
+    }
+
+    public let name: String
+    public let routes: [Route]
+    /// The operator's choice if set and available, else the first protocol in manifest order.
+    public let preferredProtocol: String
+
+    /// Entries are matched by display name, case- and space-insensitively.
+    static func key(_ name: String) -> String {
+        name.lowercased().split(whereSeparator: \.isWhitespace).joined(separator: " ")
+    }
+}
