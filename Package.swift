@@ -63,6 +63,9 @@ let package = Package(
         .testTarget(name: "MediaRouteIPCTests", dependencies: ["MediaRouteIPC"]),
         // Real peers for tests (private dbus-daemon, ...), started and stopped by PID.
         .target(name: "TestSupport", dependencies: ["MediaRouteIPC"], path: "Tests/TestSupport"),
+        // A driver that crashes, hangs, floods, sends garbage or lies on command, for the crash-isolation tests.
+        .executableTarget(name: "mediaroute-testdriver", dependencies: ["MediaDevice"], path: "Tests/TestDriver"),
+        .testTarget(name: "MediaRouteSupervisorTests", dependencies: ["MediaRouteSupervisor", "MediaDevice", "TestSupport", "mediaroute-testdriver"]),
         .testTarget(name: "CAvahiTests", dependencies: ["CAvahi", "TestSupport"]),
         .testTarget(name: "CDBusTests", dependencies: ["CDBus", "TestSupport"]),
         .testTarget(name: "CBlueZTests", dependencies: ["CBlueZ"]),

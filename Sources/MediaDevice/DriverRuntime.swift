@@ -18,6 +18,7 @@ enum DriverRuntime {
         // Standard output is not the channel (descriptor 3 is), but a stray print must still land
         // somewhere visible: the supervisor logs our stderr under the driver's name.
         dup2(STDERR_FILENO, STDOUT_FILENO)
+        clh_line_buffer_stdout()
         let socket = ChildProcess.socketDescriptor
         var status = stat()
         guard fstat(socket, &status) == 0, status.st_mode & S_IFMT == S_IFSOCK else {

@@ -367,6 +367,11 @@ public actor Supervisor {
         }
     }
 
+    /// One request to a driver by protocol identifier (operator commands and tests).
+    func call(driver protocolID: String, _ method: String, _ params: JSONObject? = nil) async throws -> JSONValue {
+        try await call(try record(protocolID), method, params)
+    }
+
     // MARK: What drivers report
 
     private func driverHandlers(_ record: DriverRecord) -> RPCHandlers {

@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -70,6 +71,10 @@ static inline int clh_pidfd_open(pid_t pid) { return (int)syscall(SYS_pidfd_open
 
 /* Asks the kernel to send `signal` to this process when its parent dies. */
 static inline int clh_set_parent_death_signal(int signal) { return prctl(PR_SET_PDEATHSIG, signal, 0, 0, 0); }
+
+/* Makes stdout line-buffered (a driver's stdout is a pipe, fully buffered by default), without
+   Swift touching the `stdout` global, which strict concurrency rejects. */
+static inline void clh_line_buffer_stdout(void) { setvbuf(stdout, NULL, _IOLBF, 0); }
 
 /* ---- peer credentials ---- */
 

@@ -1,0 +1,196 @@
+import Foundation
+import MediaDevice
+import MediaRouteIPC
+@testable import MediaRouteSupervisor
+import Testing
+
+@Suite("Supervisor: driver identity, discovery, crash containment", .timeLimit(.minutes(2)))
+struct CrashContainmentTests {
+    @Test func manifestsThatDisagreeAreRefusedAndTheOthersStart() async throws {
+        let harness = try SupervisorHarness()
+        try harness.addDriver("org.test.good", devices: ["Den TV"])
+        try harness.addDriver("org.test.renamed", identifier: "org.test.other")
+        try harness.addDriver("org.test.plain", conformsTo: ["public.data"])
+        let supervisor = try await harness.start()
+        let statuses = await supervisor.driverStatuses()
+        let refused = statuses.compactMap { status -> String? in if case .refused(let why) = status.state { why } else { nil } }
+        #expect(refused.contains("\"exportedType.identifier\" is \"org.test.other\" but \"protocol\" is \"org.test.renamed\"; the three names of a protocol must agree"))
+        #expect(refused.contains("\"exportedType.conformsTo\" must contain \"public.media-sharing-protocol\""))
+        #expect(harness.log.contains("refused driver manifest"))
+
+        let view = PickerView()
+        let picker = await supervisor.openPicker { view.update($0) }
+        try await waitUntil("Den TV listed") { view.names() == ["Den TV"] }
+        #expect(await harness.status("org.test.good")?.state == .running)
+        // The driver's stderr (and its stray print) reached the log under its name.
+        try await waitUntil("driver stderr logged") { harness.log.contains("[org.test.good] test driver org.test.good up") }
+        #expect(harness.log.contains("[org.test.good] a stray print must not break the channel"))
+        await supervisor.closePicker(picker.id)
+        await harness.tearDown()
+    }
+
+    @Test func aDriverThatLiesAboutItsProtocolIsRefusedUntilItsBudgetIsSpent() async throws {
+        let harness = try SupervisorHarness()
+        try harness.addDriver("org.test.honest", devices: ["Hall Speaker"])
+        try harness.addDriver("org.test.liar", claims: "org.test.someone-else",
+                              restart: ["intensity": 2, "periodSeconds": 60, "initialBackoffMilliseconds": 10, "maximumBackoffMilliseconds": 20])
+        let supervisor = try await harness.start()
+        let view = PickerView()
+        let picker = await supervisor.openPicker { view.update($0) }
+        try await waitUntil("liar failed") { if case .failed = await harness.status("org.test.liar")?.state { true } else { false } }
+        guard case .failed(let why)? = await harness.status("org.test.liar")?.state else { return }
+        #expect(why.hasPrefix("3 crashes within 60 s"))
+        #expect(why.contains("says its protocol is \"org.test.someone-else\" but its manifest"))
+        try await waitUntil("honest device listed") { view.names() == ["Hall Speaker"] }
+        await supervisor.closePicker(picker.id)
+        await harness.tearDown()
+    }
+
+    @Test func aDeviceSeenByTwoDriversIsOneEntryWithAPersistedPreference() async throws {
+        let harness = try SupervisorHarness()
+        try harness.addDriver("org.test.alpha", devices: ["Living Room TV", "Kitchen Speaker"])
+        try harness.addDriver("org.test.beta", devices: ["living room  tv"])
+        var supervisor = try await harness.start()
+        let view = PickerView()
+        var picker = await supervisor.openPicker { view.update($0) }
+        try await waitUntil("both drivers report") { view.current.first { $0.name == "Living Room TV" }?.routes.count == 2 }
+        let entry = try #require(view.current.first { $0.name == "Living Room TV" })
+        #expect(view.current.count == 2)
+        #expect(entry.routes.map(\.protocolID) == ["org.test.alpha", "org.test.beta"])
+        #expect(entry.preferredProtocol == "org.test.alpha")
+        try await supervisor.setPreferredProtocol("org.test.beta", forDevice: "LIVING ROOM TV")
+        #expect(view.current.first { $0.name == "Living Room TV" }?.preferredProtocol == "org.test.beta")
+        await #expect(throws: MediaDeviceError.self) { try await supervisor.setPreferredProtocol("org.test.beta", forDevice: "Kitchen Speaker") }
+        await supervisor.closePicker(picker.id)
+        await harness.tearDown()
+
+        // A new supervisor on the same state directory remembers the choice.
+        try FileManager.default.createDirectory(atPath: harness.drivers, withIntermediateDirectories: true)
+        try harness.addDriver("org.test.alpha", devices: ["Living Room TV"])
+        try harness.addDriver("org.test.beta", devices: ["Living Room TV"])
+        supervisor = try await harness.start()
+        picker = await supervisor.openPicker { view.update($0) }
+        try await waitUntil("preference restored") { view.current.first?.routes.count == 2 && view.current.first?.preferredProtocol == "org.test.beta" }
+        await supervisor.closePicker(picker.id)
+        await harness.tearDown()
+    }
+
+    /// What each fault leaves in the faulty driver's last exit.
+    static let faults: [(command: String, lastExit: String)] = [
+        ("segv", "killed by signal 11"),
+        ("abort", "killed by signal 6"),
+        ("exit", "exited with status 3"),
+        ("hang", "hung: no heartbeat answer within 400 ms"),
+        ("flood", "violated the protocol: flooding: more than 5000 messages within one second"),
+        ("garbage", "violated the protocol"),
+        ("lie-device", "violated the protocol: reported a device of protocol org.other.protocol"),
+        ("bad-reply", "violated the protocol: "),
+        ("kill -9 from outside", "killed by signal 9"),
+    ]
+
+    @Test(arguments: faults.map(\.command))
+    func aFaultyDriverIsRestartedAndTheHealthyOneIsUntouched(_ command: String) async throws {
+        let expected = Self.faults.first { $0.command == command }!.lastExit
+        let harness = try SupervisorHarness()
+        try harness.addDriver("org.test.healthy", devices: ["Bedroom TV"])
+        try harness.addDriver("org.test.faulty", devices: ["Garage Speaker"])
+        let supervisor = try await harness.start()
+        let view = PickerView()
+        let picker = await supervisor.openPicker { view.update($0) }
+        try await waitUntil("both devices listed") { view.names() == ["Bedroom TV", "Garage Speaker"] }
+        let healthyPID = try #require(await harness.status("org.test.healthy")?.pid)
+        let faultyPID = try #require(await harness.status("org.test.faulty")?.pid)
+
+        if command.hasPrefix("kill") { kill(faultyPID, SIGKILL) } else { try harness.command("org.test.faulty", command) }
+
+        try await waitUntil("faulty restarted", seconds: 15) {
+            guard let status = await harness.status("org.test.faulty") else { return false }
+            return status.restarts == 1 && status.state == .running && status.pid != faultyPID
+        }
+        let status = try #require(await harness.status("org.test.faulty"))
+        #expect(status.lastExit?.contains(expected) == true, "last exit: \(status.lastExit ?? "none")")
+        #expect(kill(faultyPID, 0) != 0, "the old process is gone")
+        // Rediscovered after the restart, because the picker is still open.
+        try await waitUntil("faulty device back") { view.names().contains("Garage Speaker") }
+        // The healthy driver never noticed.
+        let healthy = try #require(await harness.status("org.test.healthy"))
+        #expect(healthy.pid == healthyPID && healthy.restarts == 0 && healthy.state == .running)
+        #expect(view.names().contains("Bedroom TV"))
+        #expect(harness.log.contains("driver org.test.faulty"))
+        await supervisor.closePicker(picker.id)
+        await harness.tearDown(pids: [faultyPID])
+    }
+
+    @Test func aRequestInFlightWhenTheDriverCrashesNamesTheSignal() async throws {
+        let harness = try SupervisorHarness()
+        try harness.addDriver("org.test.fragile", flags: ["--crash-on-discovery"],
+                              restart: ["intensity": 1, "periodSeconds": 60, "initialBackoffMilliseconds": 10, "maximumBackoffMilliseconds": 10])
+        let supervisor = try await harness.start()
+        do {
+            _ = try await supervisor.call(driver: "org.test.fragile", DriverMethod.startDiscovery)
+            Issue.record("discovery succeeded")
+        } catch let error as MediaDeviceError {
+            #expect(error.code == .driverFailed)
+            #expect(error.message.hasPrefix("driver org.test.fragile (pid "))
+            #expect(error.message.hasSuffix("killed by signal 11 (Segmentation fault) while handling \"discovery.start\""))
+        }
+        await harness.tearDown()
+    }
+
+    @Test func pastTheRestartBudgetADriverStaysDownUntilEnabled() async throws {
+        let harness = try SupervisorHarness()
+        try harness.addDriver("org.test.doomed", flags: ["--crash-on-start"],
+                              restart: ["intensity": 2, "periodSeconds": 60, "initialBackoffMilliseconds": 10, "maximumBackoffMilliseconds": 40])
+        let supervisor = try await harness.start()
+        let picker = await supervisor.openPicker { _ in }
+        try await waitUntil("budget spent") { if case .failed = await harness.status("org.test.doomed")?.state { true } else { false } }
+        let failed = try #require(await harness.status("org.test.doomed"))
+        #expect(failed.restarts == 2)
+        #expect(failed.lastExit?.contains("could not start") == true || failed.lastExit?.contains("signal 6") == true, "\(failed.lastExit ?? "")")
+        #expect(harness.log.contains("stays down until `mediaroute enable org.test.doomed`"))
+        // Still down a while later: no restarts past the budget.
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(await harness.status("org.test.doomed")?.restarts == 2)
+        // The operator enables it: a fresh budget, so it is tried (and fails) again.
+        try await supervisor.enableDriver("org.test.doomed")
+        try await waitUntil("tried again") { (await harness.status("org.test.doomed")?.restarts ?? 0) > 2 }
+        await supervisor.closePicker(picker.id)
+        await harness.tearDown()
+    }
+
+    @Test func idleDriversExitAndThatIsNotACrash() async throws {
+        let harness = try SupervisorHarness()
+        try harness.addDriver("org.test.sleepy", devices: ["Attic Radio"],
+                              timeouts: ["idleExitMilliseconds": 300, "heartbeatIntervalMilliseconds": 1000])
+        let supervisor = try await harness.start()
+        let view = PickerView()
+        let picker = await supervisor.openPicker { view.update($0) }
+        try await waitUntil("listed") { view.names() == ["Attic Radio"] }
+        let pid = try #require(await harness.status("org.test.sleepy")?.pid)
+        await supervisor.closePicker(picker.id)
+        try await waitUntil("idle exit") { await harness.status("org.test.sleepy")?.state == .stopped }
+        let status = try #require(await harness.status("org.test.sleepy"))
+        #expect(status.restarts == 0)
+        #expect(status.lastExit?.hasPrefix("idle") == true)
+        #expect(kill(pid, 0) != 0)
+        await harness.tearDown()
+    }
+
+    @Test func disabledDriversStayDisabledAcrossSupervisorRestarts() async throws {
+        let harness = try SupervisorHarness()
+        try harness.addDriver("org.test.optional", devices: ["Porch Speaker"])
+        var supervisor = try await harness.start()
+        try await supervisor.disableDriver("org.test.optional")
+        await supervisor.shutdown()
+        supervisor = try await harness.start()  // as after a restart (state.json is written synchronously)
+        #expect(await harness.status("org.test.optional")?.state == .disabled)
+        let view = PickerView()
+        let picker = await supervisor.openPicker { view.update($0) }
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(view.current.isEmpty)
+        try await supervisor.enableDriver("org.test.optional")
+        try await waitUntil("enabled and discovering") { view.names() == ["Porch Speaker"] }
+        await supervisor.closePicker(picker.id)
+        await harness.tearDown()
+    }
+}

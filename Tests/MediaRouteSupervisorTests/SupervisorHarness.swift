@@ -1,0 +1,119 @@
+import Foundation
+import Logging
+import MediaRouteIPC
+@testable import MediaRouteSupervisor
+import Synchronization
+import Testing
+
+/// Collects log lines, for asserting what the supervisor told the operator.
+final class LogCapture: Sendable {
+    private let lines = Mutex<[String]>([])
+    var all: [String] { lines.withLock { $0 } }
+    func contains(_ text: String) -> Bool { all.contains { $0.contains(text) } }
+
+    var logger: Logger {
+        Logger(label: "mediarouted") { _ in Handler(capture: self) }
+    }
+
+    struct Handler: LogHandler {
+        let capture: LogCapture
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .trace
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+        func log(event: LogEvent) {
+            capture.lines.withLock { $0.append("\(event.level) \(event.message)") }
+        }
+    }
+}
+
+/// A drivers directory of test-driver manifests, a state directory, and a supervisor over them.
+final class SupervisorHarness: @unchecked Sendable {
+    let root: String
+    var drivers: String { root + "/drivers" }
+    var state: String { root + "/state" }
+    let log = LogCapture()
+    private(set) var supervisor: Supervisor!
+
+    static let testDriver: String = {
+        var path = [CChar](repeating: 0, count: 4096)
+        let n = readlink("/proc/self/exe", &path, path.count - 1)
+        let exe = String(decoding: path[0..<max(n, 0)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return (exe as NSString).deletingLastPathComponent + "/mediaroute-testdriver"
+    }()
+
+    init() throws {
+        root = NSTemporaryDirectory() + "mediaroute-supervisor-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: root + "/drivers", withIntermediateDirectories: true)
+    }
+
+    /// Writes a manifest for the test driver. `claims` is what it says in the handshake.
+    func addDriver(_ protocolID: String, devices: [String] = [], claims: String? = nil, flags: [String] = [],
+                   identifier: String? = nil, conformsTo: [String] = ["public.media-sharing-protocol"],
+                   restart: JSONObject = ["intensity": 5, "periodSeconds": 60, "initialBackoffMilliseconds": 20, "maximumBackoffMilliseconds": 200],
+                   timeouts: JSONObject = ["heartbeatIntervalMilliseconds": 200, "heartbeatTimeoutMilliseconds": 400, "requestMilliseconds": 2000]) throws {
+        var arguments: [JSONValue] = ["--protocol", .string(claims ?? protocolID)]
+        if !devices.isEmpty { arguments += ["--devices", .string(devices.joined(separator: ","))] }
+        arguments += flags.map { .string($0) }
+        let manifest: JSONValue = [
+            "protocol": .string(protocolID),
+            "exportedType": ["identifier": .string(identifier ?? protocolID), "conformsTo": .array(conformsTo.map { .string($0) }),
+                             "description": .string("Test \(protocolID.split(separator: ".").last ?? "")")],
+            "executable": .string(Self.testDriver), "arguments": .array(arguments),
+            "restart": .object(restart), "timeouts": .object(timeouts),
+        ]
+        try Data(JSONWriter.encode(manifest)).write(to: URL(fileURLWithPath: "\(drivers)/\(protocolID).json"))
+    }
+
+    @discardableResult
+    func start() async throws -> Supervisor {
+        let supervisor = Supervisor(configuration: SupervisorConfiguration(driversDirectories: [drivers], stateDirectory: state), logger: log.logger)
+        try await supervisor.start()
+        self.supervisor = supervisor
+        return supervisor
+    }
+
+    /// Tells a running test driver to misbehave.
+    func command(_ protocolID: String, _ word: String) throws {
+        try Data(word.utf8).write(to: URL(fileURLWithPath: "\(state)/drivers/\(protocolID)/command"))
+    }
+
+    func status(_ protocolID: String) async -> DriverStatus? {
+        await supervisor.driverStatuses().first { $0.protocolID == protocolID }
+    }
+
+    /// Stops the supervisor and checks that no driver it started is left running.
+    func tearDown(pids: [Int32] = []) async {
+        if let supervisor {
+            let running = await supervisor.driverStatuses().compactMap(\.pid)
+            await supervisor.shutdown()
+            for pid in running + pids { #expect(kill(pid, 0) != 0, "driver pid \(pid) still running") }
+        }
+        try? FileManager.default.removeItem(atPath: root)
+    }
+}
+
+/// Polls `condition` every 10 ms for up to `seconds`.
+func waitUntil(_ what: String = "condition", seconds: Double = 10, _ condition: () async -> Bool) async throws {
+    let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+    while ContinuousClock.now < deadline {
+        if await condition() { return }
+        try await Task.sleep(for: .milliseconds(10))
+    }
+    throw TestTimeout(what: what)
+}
+
+struct TestTimeout: Error, CustomStringConvertible {
+    let what: String
+    var description: String { "\(what): not met in time" }
+}
+
+/// A picker's latest list, kept by its change callback.
+final class PickerView: Sendable {
+    private let entries = Mutex<[PickerEntry]>([])
+    var current: [PickerEntry] { entries.withLock { $0 } }
+    func update(_ list: [PickerEntry]) { entries.withLock { $0 = list } }
+    func names() -> Set<String> { Set(current.map(\.name)) }
+}

@@ -1,0 +1,98 @@
+import Foundation
+import MediaDevice
+
+/// A driver for the crash-isolation tests: reports the devices it is told to, and on command
+/// (a word written to `command` in its state directory) crashes, hangs, floods, sends garbage or
+/// lies, the way a broken driver would.
+///
+/// Arguments: `--protocol ID` (what it claims in the handshake), `--devices "Name A,Name B"`,
+/// `--crash-on-start`, `--crash-on-discovery`.
+@main
+final class TestDriver: MediaDeviceExtension {
+    let protocolType: UTType
+    var supportsSimultaneousSessions: Bool { false }
+    lazy var routingManager: MediaDeviceRoutingManager = .routingManager(for: self)
+    private let deviceNames: [String]
+    private let crashOnDiscovery: Bool
+    private var commandPoller: Task<Void, Never>?
+
+    init() {
+        let arguments = CommandLine.arguments
+        func value(_ flag: String) -> String? { arguments.firstIndex(of: flag).flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil } }
+        protocolType = UTType(exportedAs: value("--protocol") ?? "org.mediaroute.test")
+        deviceNames = value("--devices")?.split(separator: ",").map(String.init) ?? []
+        crashOnDiscovery = arguments.contains("--crash-on-discovery")
+        if arguments.contains("--crash-on-start") { abort() }
+        FileHandle.standardError.write(Data("test driver \(protocolType) up\n".utf8))
+        print("a stray print must not break the channel")
+        commandPoller = Task { @MainActor [weak self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .milliseconds(20))
+                self?.runCommandIfAny()
+            }
+        }
+    }
+
+    private var commandPath: String { (routingManager.stateDirectory as NSString).appendingPathComponent("command") }
+
+    private func runCommandIfAny() {
+        guard let data = FileManager.default.contents(atPath: commandPath) else { return }
+        try? FileManager.default.removeItem(atPath: commandPath)
+        let command = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        FileHandle.standardError.write(Data("test driver: command \(command)\n".utf8))
+        switch command {
+        case "segv": segfault()
+        case "abort": abort()
+        case "exit": exit(3)
+        case "hang": while true { usleep(1_000_000) }  // blocks the main actor: no callback, no heartbeat answer
+        case "flood": for i in 0..<200_000 { routingManager.foundDevice(device("Flood \(i % 10)")) }
+        case "garbage": rawFrame(Array("{\"jsonrpc\":\"2.0\",".utf8))
+        case "lie-device": rawFrame(Array(#"{"jsonrpc":"2.0","method":"device.found","params":{"device":{"id":"x","displayName":"Stolen TV","capabilities":["urlPlayback"],"protocol":"org.other.protocol"}}}"#.utf8))
+        case "bad-reply": rawFrame(Array(#"{"jsonrpc":"2.0","id":987654,"result":null}"#.utf8))
+        default: FileHandle.standardError.write(Data("test driver: unknown command \(command)\n".utf8))
+        }
+    }
+
+    /// A real invalid memory access: a raised SIGSEGV would be caught and survived by Swift's
+    /// backtracer, a fault is not.
+    private func segfault() {
+        UnsafeMutablePointer<Int>(bitPattern: 0x10)!.pointee = 42
+    }
+
+    /// Writes a frame straight to the supervisor's socket, bypassing the SDK, as a broken driver would.
+    private func rawFrame(_ body: [UInt8]) {
+        let length = UInt32(body.count).bigEndian
+        let frame = withUnsafeBytes(of: length) { Array($0) } + body
+        _ = frame.withUnsafeBytes { write(3, $0.baseAddress, $0.count) }
+    }
+
+    private func device(_ name: String) -> MediaOutputDevice {
+        let id = protocolType.identifier + "/" + name.lowercased().replacingOccurrences(of: " ", with: "-")
+        return MediaOutputDevice(id: id, displayName: name, capabilities: [.urlPlayback], deviceType: .tv,
+                                 volumeControl: .absolute, canMute: true)!
+    }
+
+    func startDeviceDiscovery() {
+        if crashOnDiscovery { segfault() }
+        for name in deviceNames { routingManager.foundDevice(device(name)) }
+    }
+
+    func stopDeviceDiscovery() {}
+    func activateDevice(_ device: MediaOutputDevice, session: MediaOutputSession, for deviceFeatures: MediaOutputDevice.Capabilities) {
+        routingManager.activatedDevice(device, session: session)
+    }
+    func connectUsingPairingCode(_ pairingCode: String?, to device: MediaOutputDevice, session: MediaOutputSession) {}
+    func deactivateDevice(_ device: MediaOutputDevice, session: MediaOutputSession) {}
+    func setVolume(_ volume: Float, for device: MediaOutputDevice) { level = volume }
+    func volume(for device: MediaOutputDevice) -> Float { level }
+    func changeVolume(by increments: Int, for device: MediaOutputDevice) { level = min(1, max(0, level + Float(increments) * 0.05)) }
+    func muteDevice(_ device: MediaOutputDevice) { muted = true }
+    func unmuteDevice(_ device: MediaOutputDevice) { muted = false }
+    func isDeviceMuted(_ device: MediaOutputDevice) -> Bool { muted }
+    func startSession(_ session: MediaOutputSession, identifier: String?, url: URL) {}
+    func stopSession(_ session: MediaOutputSession) {}
+    func sendData(_ data: Data, toApplication applicationIdentifier: String, session: MediaOutputSession) {}
+
+    private var level: Float = 0.5
+    private var muted = false
+}
