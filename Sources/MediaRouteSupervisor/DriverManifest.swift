@@ -11,6 +11,8 @@ public struct DriverManifest: Sendable, Hashable {
     public let displayName: String
     public let executable: String
     public let arguments: [String]
+    /// Added to the supervisor's environment for this driver (e.g. SWIFT_BACKTRACE, log levels).
+    public let environment: [String: String]
     public let restart: RestartPolicy
     public let timeouts: Timeouts
 
@@ -58,6 +60,13 @@ public struct DriverManifest: Sendable, Hashable {
         let resolved = executable.hasPrefix("/") ? executable : (directory as NSString).appendingPathComponent(executable)
         guard FileManager.default.isExecutableFile(atPath: resolved) else { throw problem("\"executable\" \(resolved) is not an executable file") }
         let arguments = object["arguments"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        var environment: [String: String] = [:]
+        for member in object["environment"]?.objectValue?.members ?? [] {
+            guard let value = member.value.stringValue, !member.key.isEmpty, !member.key.contains("=") else {
+                throw problem("\"environment\" must map variable names to strings")
+            }
+            environment[member.key] = value
+        }
 
         var restart = RestartPolicy()
         if let r = object["restart"]?.objectValue {
@@ -88,6 +97,7 @@ public struct DriverManifest: Sendable, Hashable {
         self.displayName = displayName
         self.executable = resolved
         self.arguments = arguments
+        self.environment = environment
         self.restart = restart
         self.timeouts = timeouts
     }

@@ -42,6 +42,7 @@ final class DriverProcess: @unchecked Sendable {
         var environment = ProcessInfo.processInfo.environment
         environment["MEDIAROUTE_SUPERVISOR_PID"] = String(getpid())
         environment["MEDIAROUTE_STATE_DIRECTORY"] = stateDirectory
+        environment.merge(manifest.environment) { _, driver in driver }
         let child: ChildProcess
         do {
             child = try ChildProcess(executable: manifest.executable, arguments: manifest.arguments, socket: theirs,

@@ -103,9 +103,11 @@ public actor Supervisor {
     public func closePicker(_ id: Int) async {
         guard pickers.removeValue(forKey: id) != nil, pickers.isEmpty else { return }
         for record in records {
-            guard case .running = record.phase, record.isDiscovering else { continue }
-            record.isDiscovering = false
-            _ = try? await call(record, DriverMethod.stopDiscovery)
+            guard case .running = record.phase else { continue }
+            if record.isDiscovering {
+                record.isDiscovering = false
+                _ = try? await call(record, DriverMethod.stopDiscovery)
+            }
             scheduleIdleExit(record)
         }
     }
@@ -215,7 +217,6 @@ public actor Supervisor {
         record.phase = .starting
         let task = Task { try await self.launch(record) }
         record.startTask = task
-        defer { record.startTask = nil }
         return try await task.value
     }
 
@@ -228,15 +229,21 @@ public actor Supervisor {
             process = try await DriverProcess.start(
                 manifest: record.manifest, stateDirectory: stateDirectory, loop: loop, logger: logger,
                 handlers: driverHandlers(record),
-                onViolation: { [logger] error in logger.error("driver \(record.id) violated the protocol: \(error.message)") },
+                // Runs on the loop inside the connection, before it closes: record why the driver is
+                // being ended before it can see the closed socket and exit on its own.
+                onViolation: { error in self.assumeIsolated { $0.violation(record, error.message) } },
                 onExit: { process, termination in self.assumeIsolated { $0.driverExited(record, process, termination) } })
         } catch {
+            // Cleared before the restart is scheduled, so the restart starts afresh instead of
+            // joining this failed start.
+            record.startTask = nil
             let reason = "could not start: \(error)"
             logger.error("driver \(record.id) \(reason)")
             record.lastExit = reason
             crashed(record, reason: reason)
             throw MediaDeviceError(.driverFailed, "driver \(record.id) \(reason)")
         }
+        record.startTask = nil
         record.phase = .running(process)
         logger.info("driver \(record.id) running (pid \(process.pid))")
         watchConnection(record, process)
@@ -344,7 +351,13 @@ public actor Supervisor {
         guard isEligible(record), !pickers.isEmpty else { return }
         do {
             _ = try await call(record, DriverMethod.startDiscovery)
-            record.isDiscovering = true
+            if pickers.isEmpty {
+                // The last picker closed while discovery was starting.
+                _ = try? await call(record, DriverMethod.stopDiscovery)
+                scheduleIdleExit(record)
+            } else {
+                record.isDiscovering = true
+            }
         } catch {
             logger.error("driver \(record.id) could not start discovery: \(error)")
         }
@@ -433,7 +446,10 @@ public actor Supervisor {
     }
 
     private func violation(_ record: DriverRecord, _ message: String) {
-        guard case .running(let process) = record.phase, process.stopReason == nil else { return }
+        guard case .running(let process) = record.phase, process.stopReason == nil else {
+            logger.error("driver \(record.id) violated the protocol while starting: \(message)")
+            return
+        }
         logger.error("driver \(record.id) violated the protocol: \(message); killing it")
         process.kill(reason: "violated the protocol: \(message)")
     }

@@ -45,7 +45,7 @@ final class TestDriver: MediaDeviceExtension {
         case "abort": abort()
         case "exit": exit(3)
         case "hang": while true { usleep(1_000_000) }  // blocks the main actor: no callback, no heartbeat answer
-        case "flood": for i in 0..<200_000 { routingManager.foundDevice(device("Flood \(i % 10)")) }
+        case "flood": for i in 0..<100_000 { routingManager.foundDevice(device("Flood \(i % 10)")) }
         case "garbage": rawFrame(Array("{\"jsonrpc\":\"2.0\",".utf8))
         case "lie-device": rawFrame(Array(#"{"jsonrpc":"2.0","method":"device.found","params":{"device":{"id":"x","displayName":"Stolen TV","capabilities":["urlPlayback"],"protocol":"org.other.protocol"}}}"#.utf8))
         case "bad-reply": rawFrame(Array(#"{"jsonrpc":"2.0","id":987654,"result":null}"#.utf8))
