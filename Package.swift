@@ -12,6 +12,8 @@ let package = Package(
     products: [
         .library(name: "MediaRouteIPC", targets: ["MediaRouteIPC"]),
         .library(name: "MediaDevice", targets: ["MediaDevice"]),
+        .executable(name: "mediarouted", targets: ["mediarouted"]),
+        .executable(name: "mediaroute", targets: ["mediaroute"]),
         .executable(name: "mediaroute-bench", targets: ["mediaroute-bench"]),
     ],
     dependencies: [
@@ -50,6 +52,17 @@ let package = Package(
             dependencies: ["MediaDevice", "MediaRouteIPC", "CLinuxHelpers", .product(name: "Logging", package: "swift-log")]
         ),
 
+        .executableTarget(
+            name: "mediarouted",
+            dependencies: ["MediaRouteSupervisor", "MediaRouteIPC", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                           .product(name: "Logging", package: "swift-log")]
+        ),
+        // The operator CLI.
+        .executableTarget(
+            name: "mediaroute",
+            dependencies: ["MediaRouteIPC", "MediaDevice", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
+
         // Benchmarks: each compares against a raw C baseline measured in the same run.
         .target(name: "CBenchBaseline"),
         .executableTarget(
@@ -65,7 +78,8 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["MediaRouteIPC"], path: "Tests/TestSupport"),
         // A driver that crashes, hangs, floods, sends garbage or lies on command, for the crash-isolation tests.
         .executableTarget(name: "mediaroute-testdriver", dependencies: ["MediaDevice"], path: "Tests/TestDriver"),
-        .testTarget(name: "MediaRouteSupervisorTests", dependencies: ["MediaRouteSupervisor", "MediaDevice", "TestSupport", "mediaroute-testdriver"]),
+        .testTarget(name: "MediaRouteSupervisorTests",
+                    dependencies: ["MediaRouteSupervisor", "MediaDevice", "TestSupport", "mediaroute-testdriver", "mediarouted", "mediaroute"]),
         .testTarget(name: "CAvahiTests", dependencies: ["CAvahi", "TestSupport"]),
         .testTarget(name: "CDBusTests", dependencies: ["CDBus", "TestSupport"]),
         .testTarget(name: "CBlueZTests", dependencies: ["CBlueZ"]),

@@ -26,11 +26,18 @@ public actor Supervisor {
     let logger: Logger
 
     private var records: [DriverRecord] = []
+    /// Active routes by session id.
+    var routes: [String: ActiveRoute] = [:]
+    /// Activations and sessions waiting for their driver's report, by session id.
+    var mailboxes: [String: SessionMailbox] = [:]
+    private var nextSessionNumber = 1
+    /// Route deactivations and the like, newest last, for `mediaroute status`.
+    var recentEvents: [String] = []
     private var refused: [DriverManifest.Problem] = []
     private var operatorState = OperatorState()
     private var pickers: [Int: @Sendable ([PickerEntry]) -> Void] = [:]
     private var nextPickerID = 1
-    private var isShuttingDown = false
+    private(set) var isShuttingDown = false
 
     /// More messages than this from one driver within a second is flooding.
     static let floodLimit = 5000
@@ -188,7 +195,12 @@ public actor Supervisor {
 
     // MARK: Driver lifecycle
 
-    private func record(_ protocolID: String) throws -> DriverRecord {
+    func makeSessionID() -> String {
+        defer { nextSessionNumber += 1 }
+        return "s\(nextSessionNumber)"
+    }
+
+    func record(_ protocolID: String) throws -> DriverRecord {
         guard let record = records.first(where: { $0.id == protocolID }) else {
             throw MediaDeviceError(.deviceNotFound, "no driver serves \(protocolID); run `mediaroute drivers` to see them")
         }
@@ -292,6 +304,7 @@ public actor Supervisor {
         Task { await process.connection.close() }
         let hadDevices = !record.devices.isEmpty
         record.clearDevices()
+        dropRoutes(of: record, reason: process.stopReason.map { "\($0) (\(termination))" } ?? "\(termination)")
         record.isDiscovering = false
         if hadDevices { publishPicker() }
         let description = process.stopReason.map { "\($0) (\(termination))" } ?? "\(termination)"
@@ -326,12 +339,13 @@ public actor Supervisor {
         }
     }
 
-    private func scheduleIdleExit(_ record: DriverRecord) {
-        guard pickers.isEmpty, case .running(let process) = record.phase else { return }
+    func scheduleIdleExit(_ record: DriverRecord) {
+        guard pickers.isEmpty, !routes.values.contains(where: { $0.record === record }), case .running(let process) = record.phase else { return }
         record.cancelIdleTimer(loop)
         record.idleTimer = loop.schedule(after: record.manifest.timeouts.idleExit) { [self] in
             assumeIsolated { supervisor in
-                guard supervisor.pickers.isEmpty, case .running(let current) = record.phase, current === process else { return }
+                guard supervisor.pickers.isEmpty, !supervisor.routes.values.contains(where: { $0.record === record }),
+                      case .running(let current) = record.phase, current === process else { return }
                 Task { await supervisor.stop(process, reason: "idle") }
             }
         }
@@ -419,12 +433,46 @@ public actor Supervisor {
             record.replaceDevices(devices)
             supervisor.publishPicker()
         }
+        on(DriverMethod.activated) { supervisor, params throws(RPCError) in try supervisor.deliver(params, .activated) }
+        on(DriverMethod.activationFailed) { supervisor, params throws(RPCError) in
+            try supervisor.deliver(params, .activationFailed(MediaDeviceError(json: params["error"]) ?? MediaDeviceError(.connectionFailed)))
+        }
+        on(DriverMethod.pairingRequested) { supervisor, params throws(RPCError) in
+            guard let method = params["authorizationMethod"].flatMap(MediaOutputDevice.AuthorizationMethod.init(json:)) else {
+                throw .invalidParams("device.pairingRequested needs an \"authorizationMethod\"")
+            }
+            try supervisor.deliver(params, .pairingRequested(reason: params["reason"]?.stringValue ?? "Pairing required", method: method))
+        }
+        on(DriverMethod.sessionStarted) { supervisor, params throws(RPCError) in
+            try supervisor.deliver(params, .started(application: params["application"]?.stringValue, state: params["state"]?.objectValue ?? [:]))
+        }
+        on(DriverMethod.sessionFailed) { supervisor, params throws(RPCError) in
+            try supervisor.deliver(params, .sessionFailed(MediaDeviceError(json: params["error"]) ?? MediaDeviceError(.sessionFailed)))
+        }
+        on(DriverMethod.playbackState) { supervisor, params throws(RPCError) in
+            guard let session = params["session"]?.stringValue, let state = params["state"]?.objectValue else { throw .invalidParams("playback.state needs \"session\" and \"state\"") }
+            supervisor.routes[session]?.playback = state
+        }
+        on(DriverMethod.volumeChanged) { supervisor, params throws(RPCError) in
+            guard let id = params["device"]?.stringValue else { throw .invalidParams("volume.changed needs \"device\"") }
+            for route in supervisor.routes.values where route.record === record && route.device.id == id {
+                route.volume = params["volume"]?.doubleValue
+                route.muted = params["muted"]?.boolValue
+            }
+        }
+        on(DriverMethod.dataToApplication) { _, _ in }  // apps (AVSystemRouting) receive these in the app-library issue
         on(DriverMethod.discoveryFailed) { supervisor, params throws(RPCError) in
             let error = MediaDeviceError(json: params["error"]) ?? MediaDeviceError(.discoveryFailed)
             record.lastDiscoveryError = error.message
             supervisor.logger.error("driver \(record.id): discovery failed: \(error.message)")
         }
         return handlers
+    }
+
+    /// Hands a driver's report about a session to whoever waits for it.
+    private func deliver(_ params: JSONObject, _ event: SessionEvent) throws(RPCError) {
+        guard let session = params["session"]?.stringValue else { throw .invalidParams("missing \"session\"") }
+        mailboxes[session]?.deliver(event)
     }
 
     /// A device from a driver, refusing one that claims another protocol.

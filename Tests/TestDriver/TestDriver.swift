@@ -78,10 +78,25 @@ final class TestDriver: MediaDeviceExtension {
     }
 
     func stopDeviceDiscovery() {}
+    /// Devices named "Secure ..." want the code 4321 before they activate.
+    static let pairingCode = "4321"
+
     func activateDevice(_ device: MediaOutputDevice, session: MediaOutputSession, for deviceFeatures: MediaOutputDevice.Capabilities) {
-        routingManager.activatedDevice(device, session: session)
+        if device.displayName.hasPrefix("Secure") {
+            routingManager.requestPairingCode(for: device, session: session, reason: "Enter the code shown on the screen.",
+                                              authorizationMethod: .numericCode(length: .fourCharacter))
+        } else {
+            routingManager.activatedDevice(device, session: session)
+        }
     }
-    func connectUsingPairingCode(_ pairingCode: String?, to device: MediaOutputDevice, session: MediaOutputSession) {}
+
+    func connectUsingPairingCode(_ pairingCode: String?, to device: MediaOutputDevice, session: MediaOutputSession) {
+        switch pairingCode {
+        case nil: routingManager.failedToActivateDevice(device, session: session, error: MediaDeviceError(.authorizationFailed, "pairing with \(device.displayName) was cancelled"))
+        case Self.pairingCode?: routingManager.activatedDevice(device, session: session)
+        case let wrong?: routingManager.failedToActivateDevice(device, session: session, error: MediaDeviceError(.authorizationFailed, "\(device.displayName) refused the code \(wrong)"))
+        }
+    }
     func deactivateDevice(_ device: MediaOutputDevice, session: MediaOutputSession) {}
     func setVolume(_ volume: Float, for device: MediaOutputDevice) { level = volume }
     func volume(for device: MediaOutputDevice) -> Float { level }
@@ -89,10 +104,39 @@ final class TestDriver: MediaDeviceExtension {
     func muteDevice(_ device: MediaOutputDevice) { muted = true }
     func unmuteDevice(_ device: MediaOutputDevice) { muted = false }
     func isDeviceMuted(_ device: MediaOutputDevice) -> Bool { muted }
-    func startSession(_ session: MediaOutputSession, identifier: String?, url: URL) {}
-    func stopSession(_ session: MediaOutputSession) {}
+    private var sessions: [String: Playback] = [:]
+
+    func startSession(_ session: MediaOutputSession, identifier: String?, url: URL) {
+        guard url.path.hasSuffix(".mp4") || url.path.hasSuffix(".wav") else {
+            routingManager.sessionFailed(session, error: MediaDeviceError(.sessionFailed, "cannot play \(url.lastPathComponent): not a media file"))
+            return
+        }
+        let playback = Playback()
+        playback.isPlaying = true
+        sessions[session.id] = playback
+        routingManager.started(application: identifier, playbackControl: playback, session: session)
+    }
+
+    func stopSession(_ session: MediaOutputSession) { sessions[session.id] = nil }
     func sendData(_ data: Data, toApplication applicationIdentifier: String, session: MediaOutputSession) {}
 
     private var level: Float = 0.5
     private var muted = false
+}
+
+/// The remote playback state of one test session: what a real driver mirrors from its device.
+@MainActor
+final class Playback: AVInterfaceControllable {
+    var isPlaying = false { didSet { state = isPlaying ? .playing : .paused } }
+    private(set) var state = AVInterfacePlaybackState.stopped
+    var currentPlaybackPosition = 0.0
+    var playbackSpeed: Float = 1
+    var timeRange: ClosedRange<Double>? = 0...60
+    var volume: Float = 1
+    var isMuted = false
+    let audioOptions = ["English", "Français"]
+    var selectedAudioOption: String? = "English"
+    let subtitleOptions: [String] = []
+    var selectedSubtitleOption: String?
+    let metadata = AVInterfaceMetadata(title: "Test Pattern", artist: "MediaRoute")
 }

@@ -1,0 +1,164 @@
+import Foundation
+import Logging
+import MediaDevice
+import MediaRouteIPC
+
+/// The supervisor's public socket: the CLI (role `control`) and apps (role `app`) connect here.
+/// Each client's pickers close and its pairing prompts are cancelled when it disconnects.
+public final class ControlServer: Sendable {
+    public let path: String
+    private let listener: UnixListener
+
+    public static func start(path: String, supervisor: Supervisor, logger: Logger) async throws -> ControlServer {
+        let started = ContinuousClock.now
+        let listener = try await UnixListener(path: path, loop: supervisor.loop, onRefused: { logger.warning("\($0)") }) { socket, pid in
+            Task { await ControlClient.serve(socket: socket, pid: pid, supervisor: supervisor, logger: logger, started: started, socketPath: path) }
+        }
+        return ControlServer(path: path, listener: listener)
+    }
+
+    private init(path: String, listener: UnixListener) {
+        self.path = path
+        self.listener = listener
+    }
+
+    public func close() { listener.close() }
+}
+
+/// One connected client and what it holds open.
+final class ControlClient: @unchecked Sendable {
+    var connection: Connection?
+    var pickers: [Int] = []
+
+    static func serve(socket: Int32, pid: pid_t, supervisor: Supervisor, logger: Logger, started: ContinuousClock.Instant, socketPath: String) async {
+        let client = ControlClient()
+        let connection: Connection
+        do {
+            connection = try await Connection.open(
+                socket: socket, hello: Hello(role: .supervisor, name: "mediarouted"), side: .acceptor(acceptingRoles: [.control, .app]),
+                loop: supervisor.loop, configuration: ConnectionConfiguration(label: "client (pid \(pid))"),
+                handlers: handlers(client, supervisor: supervisor, started: started, socketPath: socketPath))
+        } catch {
+            logger.notice("client (pid \(pid)) did not connect: \(error)")
+            return
+        }
+        client.connection = connection
+        _ = await connection.waitUntilClosed()
+        for picker in client.pickers { await supervisor.closePicker(picker) }
+        if await connection.peer?.role == .app { await supervisor.dropRoutes(ownedBy: ObjectIdentifier(client)) }
+    }
+
+    private static func handlers(_ client: ControlClient, supervisor: Supervisor, started: ContinuousClock.Instant, socketPath: String) -> RPCHandlers {
+        var handlers = RPCHandlers()
+        /// Runs `body`; media-device errors travel with their own codes.
+        func on(_ method: String, _ body: @escaping @Sendable (JSONObject) async throws -> JSONValue) {
+            handlers.onRequest(method) { request in
+                do {
+                    return RPCReply(try await body(request.params))
+                } catch let error as MediaDeviceError {
+                    throw error.rpcError
+                }
+            }
+        }
+
+        on("status") { _ in
+            let drivers = await supervisor.driverStatuses()
+            return ["pid": .integer(Int64(getpid())), "uptimeSeconds": .integer((ContinuousClock.now - started).milliseconds / 1000),
+                    "socket": .string(socketPath), "drivers": .array(drivers.map(\.json)),
+                    "routes": .array(await supervisor.activeRoutes()), "recentEvents": .array(await supervisor.recentEvents.map { .string($0) })]
+        }
+        on("drivers.list") { _ in ["drivers": .array(await supervisor.driverStatuses().map(\.json))] }
+        on("picker.open") { _ in
+            let box = PickerBox()
+            let (id, entries) = await supervisor.openPicker { entries in
+                guard let picker = box.id else { return }
+                client.connection?.post("picker.changed", ["picker": .integer(Int64(picker)), "entries": .array(entries.map(\.json))])
+            }
+            box.id = id
+            client.pickers.append(id)
+            return ["picker": .integer(Int64(id)), "entries": .array(entries.map(\.json))]
+        }
+        on("picker.close") { params in
+            guard let id = params["picker"]?.integerValue, let index = client.pickers.firstIndex(of: Int(id)) else {
+                throw RPCError.invalidParams("\"picker\" must be a picker this client opened")
+            }
+            client.pickers.remove(at: index)
+            await supervisor.closePicker(Int(id))
+            return .null
+        }
+        on("driver.restart") { params in try await supervisor.restartDriver(try params.requiredString("protocol")); return .null }
+        on("driver.enable") { params in try await supervisor.enableDriver(try params.requiredString("protocol")); return .null }
+        on("driver.disable") { params in try await supervisor.disableDriver(try params.requiredString("protocol")); return .null }
+        on("device.prefer") { params in
+            try await supervisor.setPreferredProtocol(try params.requiredString("protocol"), forDevice: try params.requiredString("device"))
+            return .null
+        }
+        on("device.activate") { params in
+            let owner = await client.connection?.peer?.role == .app ? ObjectIdentifier(client) : nil
+            return try await supervisor.activate(try params.requiredString("device"), protocolID: params["protocol"]?.stringValue, owner: owner) { request in
+                // Pairing prompts go to the client that started the activation; no answer cancels.
+                guard let connection = client.connection else { return nil }
+                let question: JSONObject = ["device": .string(request.deviceName), "protocolName": .string(request.protocolName),
+                                            "reason": .string(request.reason), "authorizationMethod": request.method.json]
+                return try? await connection.request("pairing.request", question, timeout: .seconds(300)).result.objectValue?["code"]?.stringValue
+            }
+        }
+        on("device.deactivate") { params in try await supervisor.deactivate(try params.requiredString("device")); return .null }
+        on("session.start") { params in
+            try await supervisor.startSession(try params.requiredString("device"), url: try params.requiredString("url"), application: params["application"]?.stringValue)
+        }
+        on("playback.set") { params in
+            try await supervisor.setPlayback(try params.requiredString("device"), params["changes"]?.objectValue ?? [:])
+        }
+        on("session.stop") { params in try await supervisor.stopSession(try params.requiredString("device")); return .null }
+        on("volume") { params in
+            let device = try params.requiredString("device")
+            let action: Supervisor.VolumeAction
+            switch params["action"]?.stringValue {
+            case "get"?, nil: action = .get
+            case "set"?:
+                guard let level = params["value"]?.doubleValue else { throw RPCError.invalidParams("volume set needs a \"value\" from 0 to 1") }
+                action = .set(level)
+            case "change"?:
+                guard let steps = params["value"]?.integerValue else { throw RPCError.invalidParams("volume change needs an integer \"value\"") }
+                action = .change(Int(steps))
+            case "mute"?: action = .mute
+            case "unmute"?: action = .unmute
+            case let other?: throw RPCError.invalidParams("unknown volume action \"\(other)\"; use get, set, change, mute or unmute")
+            }
+            return try await supervisor.volume(device, action)
+        }
+        on("routes.list") { _ in ["routes": .array(await supervisor.activeRoutes())] }
+        return handlers
+    }
+}
+
+/// The picker id, known only after `openPicker` returns, for the change callback.
+private final class PickerBox: @unchecked Sendable {
+    var id: Int?
+}
+
+extension PickerEntry {
+    var json: JSONValue {
+        ["name": .string(name), "preferredProtocol": .string(preferredProtocol),
+         "routes": .array(routes.map { ["protocol": .string($0.protocolID), "protocolName": .string($0.protocolName), "device": $0.device.json] })]
+    }
+}
+
+extension DriverStatus {
+    var json: JSONValue {
+        var object: JSONObject = ["protocol": .string(protocolID), "displayName": .string(displayName), "manifest": .string(manifestPath),
+                                  "state": .string(state.description), "restarts": .integer(Int64(restarts)), "devices": .integer(Int64(deviceCount))]
+        if let pid { object["pid"] = .integer(Int64(pid)) }
+        if let uptime { object["uptimeSeconds"] = .integer(uptime.milliseconds / 1000) }
+        if let lastExit { object["lastExit"] = .string(lastExit) }
+        return .object(object)
+    }
+}
+
+extension JSONObject {
+    func requiredString(_ key: String) throws(RPCError) -> String {
+        guard let value = self[key]?.stringValue, !value.isEmpty else { throw .invalidParams("\"\(key)\" must be a non-empty string") }
+        return value
+    }
+}

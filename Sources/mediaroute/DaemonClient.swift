@@ -1,0 +1,105 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import MediaRouteIPC
+
+/// The CLI's connection to mediarouted, and its answers to the daemon's pairing questions.
+struct DaemonClient {
+    let connection: Connection
+
+    /// Connects as role `control`; a missing daemon is a sentence, not an errno.
+    static func connect(socket: String?, pairingCode: String? = nil,
+                        onPickerChanged: (@Sendable (JSONObject) -> Void)? = nil) async throws -> DaemonClient {
+        let path = socket ?? SocketLocation.defaultPath
+        let fd: Int32
+        do {
+            fd = try UnixSocket.connect(path: path)
+        } catch {
+            if error.errno == .noSuchFileOrDirectory || error.errno == .connectionRefused {
+                throw CLIError("mediarouted is not running (nothing listens on \(path)); start it with `mediarouted --drivers-dir DIR`, or pass --socket PATH")
+            }
+            throw CLIError("cannot connect to mediarouted at \(path): \(error.errno.description)")
+        }
+        var handlers = RPCHandlers()
+        if let onPickerChanged { handlers.onNotification("picker.changed") { onPickerChanged($0.params) } }
+        handlers.onRequest("pairing.request") { request in
+            RPCReply(["code": (await PairingPrompt.answer(request.params, code: pairingCode)).map { .string($0) } ?? .null])
+        }
+        do {
+            let connection = try await Connection.open(socket: fd, hello: Hello(role: .control, name: "mediaroute"), side: .initiator(),
+                                                       configuration: ConnectionConfiguration(label: "mediarouted"), handlers: handlers)
+            return DaemonClient(connection: connection)
+        } catch {
+            throw CLIError("mediarouted at \(path) did not accept the connection: \(error)")
+        }
+    }
+
+    /// One request; daemon errors become the CLI's error message, unchanged.
+    func call(_ method: String, _ params: JSONObject? = nil, timeout: Duration = .seconds(120)) async throws -> JSONValue {
+        do {
+            return try await connection.request(method, params, timeout: timeout).result
+        } catch let error as RPCError {
+            throw CLIError(error.message)
+        }
+    }
+
+    func close() async { await connection.close() }
+}
+
+/// Asks the person at the terminal for a pairing code or password. Ctrl-C cancels the pairing
+/// (the driver is told the person cancelled) instead of killing the CLI mid-activation.
+enum PairingPrompt {
+    static func answer(_ params: JSONObject, code: String?) async -> String? {
+        if let code { return code }
+        let device = params["device"]?.stringValue ?? "the device"
+        let reason = params["reason"]?.stringValue ?? "Pairing required"
+        let method = params["authorizationMethod"]?.objectValue
+        guard isatty(STDIN_FILENO) == 1 else {
+            FileHandle.standardError.write(Data("\(device) asks for pairing (\(reason)) but there is no terminal to ask; pass --code\n".utf8))
+            return nil
+        }
+        let prompt: String
+        switch method?["type"]?.stringValue {
+        case "numericCode": prompt = "\(reason)\nEnter the \(method?["length"]?.integerValue ?? 4)-digit code shown on \(device) (Ctrl-C cancels): "
+        case "password": prompt = "\(reason)\nPassword for \(device) (Ctrl-C cancels): "
+        default: prompt = "\(reason)\nCode for \(device) (Ctrl-C cancels): "
+        }
+        FileHandle.standardError.write(Data(prompt.utf8))
+        signal(SIGINT, SIG_IGN)
+        let interrupt = DispatchSource.makeSignalSource(signal: SIGINT)
+        let answer: String? = await withCheckedContinuation { continuation in
+            let once = Once(continuation)
+            interrupt.setEventHandler {
+                FileHandle.standardError.write(Data("\npairing cancelled\n".utf8))
+                once.resume(nil)
+            }
+            interrupt.resume()
+            Thread.detachNewThread {
+                let line = readLine(strippingNewline: true)
+                once.resume(line.flatMap { $0.isEmpty ? nil : $0 })
+            }
+        }
+        interrupt.cancel()
+        signal(SIGINT, SIG_DFL)
+        return answer
+    }
+
+    /// Resumes a continuation once, whichever of the line or Ctrl-C comes first.
+    final class Once: @unchecked Sendable {
+        private var continuation: CheckedContinuation<String?, Never>?
+        private let lock = NSLock()
+        init(_ continuation: CheckedContinuation<String?, Never>) { self.continuation = continuation }
+        func resume(_ value: String?) {
+            lock.lock()
+            let pending = continuation
+            continuation = nil
+            lock.unlock()
+            pending?.resume(returning: value)
+        }
+    }
+}
+
+struct CLIError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

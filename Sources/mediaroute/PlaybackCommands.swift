@@ -1,0 +1,136 @@
+import ArgumentParser
+import Foundation
+import MediaRouteIPC
+
+struct Play: SimpleCommand {
+    static let configuration = CommandConfiguration(abstract: "Play a URL on a device (activating it first if needed).")
+    @OptionGroup var options: GlobalOptions
+    @Argument(help: "http, https, rtsp or file URL of the media.") var url: String
+    @Option(help: "The device's name or id.") var to: String
+    @Option(help: "The pairing code, if activation asks for one.") var code: String?
+
+    func validate() throws {
+        guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased(), ["http", "https", "rtsp", "file"].contains(scheme) else {
+            throw ValidationError("\"\(url)\" is not an http, https, rtsp or file URL")
+        }
+    }
+
+    func run() async throws {
+        let client = try await options.connect(pairingCode: code)
+        defer { Task { await client.close() } }
+        let routes = try await client.call("routes.list").objectValue?["routes"]?.arrayValue ?? []
+        let key = to.lowercased()
+        let active = routes.contains { route in
+            let device = route.objectValue?["device"]?.objectValue
+            return device?["displayName"]?.stringValue?.lowercased() == key || device?["id"]?.stringValue == to
+        }
+        if !active { _ = try await client.call("device.activate", ["device": .string(to)], timeout: .seconds(600)) }
+        let route = try await client.call("session.start", ["device": .string(to), "url": .string(url)])
+        options.output(route) { "playing \(url) on \(route.objectValue?["device"]?.objectValue?["displayName"]?.stringValue ?? to)" }
+    }
+}
+
+/// Commands that change the playback of one route: `--on DEVICE`, or the only route playing.
+protocol PlaybackCommand: SimpleCommand {
+    var on: String? { get }
+}
+
+extension PlaybackCommand {
+    func send(_ changes: JSONObject) async throws -> JSONValue {
+        let client = try await options.connect()
+        defer { Task { await client.close() } }
+        let device = try await target(client)
+        return try await client.call("playback.set", ["device": .string(device), "changes": .object(changes)])
+    }
+
+    func target(_ client: DaemonClient) async throws -> String {
+        if let on { return on }
+        let playing = (try await client.call("routes.list").objectValue?["routes"]?.arrayValue ?? []).filter { $0.objectValue?["playback"] != nil }
+        guard playing.count == 1, let session = playing[0].objectValue?["session"]?.stringValue else {
+            throw CLIError(playing.isEmpty ? "nothing is playing; `mediaroute play URL --to DEVICE` first" : "\(playing.count) routes are playing; say which with --on DEVICE")
+        }
+        return session
+    }
+
+    func report(_ route: JSONValue) {
+        options.output(route) { table(routeHeader, [describeRoute(route)]) }
+    }
+}
+
+struct Pause: PlaybackCommand {
+    static let configuration = CommandConfiguration(abstract: "Pause playback.")
+    @OptionGroup var options: GlobalOptions
+    @Option(help: "The device (default: the only one playing).") var on: String?
+    func run() async throws { report(try await send(["isPlaying": false])) }
+}
+
+struct Resume: PlaybackCommand {
+    static let configuration = CommandConfiguration(abstract: "Resume playback.")
+    @OptionGroup var options: GlobalOptions
+    @Option(help: "The device (default: the only one playing).") var on: String?
+    func run() async throws { report(try await send(["isPlaying": true])) }
+}
+
+struct Seek: PlaybackCommand {
+    static let configuration = CommandConfiguration(abstract: "Seek to a position, in seconds.")
+    @OptionGroup var options: GlobalOptions
+    @Argument(help: "Position in seconds from the start.") var seconds: Double
+    @Option(help: "The device (default: the only one playing).") var on: String?
+    func validate() throws {
+        guard seconds >= 0, seconds.isFinite else { throw ValidationError("the position must be zero or more seconds, not \(seconds)") }
+    }
+    func run() async throws { report(try await send(["position": .double(seconds)])) }
+}
+
+struct Stop: PlaybackCommand {
+    static let configuration = CommandConfiguration(abstract: "Stop playback (the device stays active).")
+    @OptionGroup var options: GlobalOptions
+    @Option(help: "The device (default: the only one playing).") var on: String?
+    func run() async throws {
+        let client = try await options.connect()
+        defer { Task { await client.close() } }
+        let device = try await target(client)
+        _ = try await client.call("session.stop", ["device": .string(device)])
+        options.output(.null) { "stopped" }
+    }
+}
+
+struct Volume: SimpleCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show or change a device's volume.",
+        discussion: "LEVEL is 0-100 (percent); +N and -N step it; mute and unmute. No LEVEL shows the volume.")
+    @OptionGroup var options: GlobalOptions
+    @Argument(help: "The device's name or id.") var device: String
+    @Argument(help: "0-100, +N, -N, mute or unmute.") var level: String?
+
+    private var action: JSONObject {
+        get throws {
+            guard let level else { return ["action": "get"] }
+            switch level {
+            case "mute": return ["action": "mute"]
+            case "unmute": return ["action": "unmute"]
+            default: break
+            }
+            if level.hasPrefix("+") || level.hasPrefix("-"), let steps = Int(level), (-100...100).contains(steps) {
+                return ["action": "change", "value": .integer(Int64(steps))]
+            }
+            if let percent = Double(level), (0...100).contains(percent) {
+                return ["action": "set", "value": .double(percent / 100)]
+            }
+            throw ValidationError("volume must be 0-100 (percent), +N, -N, mute or unmute; got \"\(level)\"")
+        }
+    }
+
+    func validate() throws { _ = try action }
+
+    func run() async throws {
+        var params = try action
+        params["device"] = .string(device)
+        let route = try await once("volume", params)
+        options.output(route) {
+            let object = route.objectValue ?? [:]
+            let percent = object["volume"]?.doubleValue.map { "\(Int(($0 * 100).rounded()))%" } ?? "unknown"
+            return "\(object["device"]?.objectValue?["displayName"]?.stringValue ?? device): volume \(percent)\(object["muted"]?.boolValue == true ? ", muted" : "")"
+        }
+    }
+}

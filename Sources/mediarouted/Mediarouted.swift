@@ -1,0 +1,88 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import Logging
+import MediaRouteIPC
+import MediaRouteSupervisor
+
+/// The MediaRoute supervisor daemon.
+@main
+struct Mediarouted: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "mediarouted",
+        abstract: "Run media-sharing protocol drivers, each in its own process, and serve apps and the mediaroute CLI.")
+
+    @Option(name: .customLong("drivers-dir"), help: "A directory of driver manifests (*.json); repeat for several. Default: $MEDIAROUTE_DRIVERS_DIRS (colon-separated).")
+    var driversDirectories: [String] = []
+
+    @Option(help: "The control socket. Default: $MEDIAROUTE_SOCKET, else $XDG_RUNTIME_DIR/mediaroute/mediarouted.sock (root: /run/mediaroute/mediarouted.sock).")
+    var socket: String?
+
+    @Option(name: .customLong("state-dir"), help: "Operator state and the drivers' private directories. Default: $XDG_STATE_HOME/mediaroute or ~/.local/state/mediaroute (root: /var/lib/mediaroute).")
+    var stateDirectory: String?
+
+    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
+    var logLevel: String = "info"
+
+    func validate() throws {
+        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown log level \"\(logLevel)\"; use trace, debug, info, notice, warning, error or critical") }
+        if directories.isEmpty { throw ValidationError("no drivers directory: pass --drivers-dir DIR or set MEDIAROUTE_DRIVERS_DIRS") }
+        for directory in directories {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
+                throw ValidationError("drivers directory \(directory) does not exist")
+            }
+        }
+    }
+
+    private var directories: [String] {
+        driversDirectories.isEmpty ? (ProcessInfo.processInfo.environment["MEDIAROUTE_DRIVERS_DIRS"]?.split(separator: ":").map(String.init) ?? []) : driversDirectories
+    }
+
+    private var resolvedStateDirectory: String {
+        if let stateDirectory { return stateDirectory }
+        let environment = ProcessInfo.processInfo.environment
+        if getuid() == 0 { return "/var/lib/mediaroute" }
+        if let state = environment["XDG_STATE_HOME"], !state.isEmpty { return state + "/mediaroute" }
+        return NSHomeDirectory() + "/.local/state/mediaroute"
+    }
+
+    func run() async throws {
+        let level = Logger.Level(rawValue: logLevel)!
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "mediarouted")
+        let supervisor = Supervisor(configuration: SupervisorConfiguration(driversDirectories: directories, stateDirectory: resolvedStateDirectory),
+                                    logger: logger)
+        try await supervisor.start()
+        let path = socket ?? SocketLocation.defaultPath
+        let server: ControlServer
+        do {
+            server = try await ControlServer.start(path: path, supervisor: supervisor, logger: logger)
+        } catch {
+            throw ValidationError("cannot listen on \(path): \(error)")
+        }
+        logger.info("mediarouted \(getpid()) listening on \(path)")
+
+        // SIGTERM and SIGINT stop every driver before the daemon exits.
+        let (stop, continuation) = AsyncStream<Int32>.makeStream()
+        let sources = [SIGTERM, SIGINT].map { signalNumber in
+            signal(signalNumber, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: signalNumber)
+            source.setEventHandler { continuation.yield(signalNumber) }
+            source.resume()
+            return source
+        }
+        for await signalNumber in stop {
+            logger.info("signal \(signalNumber): stopping every driver")
+            break
+        }
+        sources.forEach { $0.cancel() }
+        server.close()
+        await supervisor.shutdown()
+        logger.info("mediarouted stopped")
+    }
+}
