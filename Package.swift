@@ -80,6 +80,7 @@ let package = Package(
         .executableTarget(name: "mediaroute-testdriver", dependencies: ["MediaDevice"], path: "Tests/TestDriver"),
         .testTarget(name: "MediaRouteSupervisorTests",
                     dependencies: ["MediaRouteSupervisor", "MediaDevice", "TestSupport", "mediaroute-testdriver", "mediarouted", "mediaroute"]),
+        .testTarget(name: "MediaDeviceTests", dependencies: ["MediaDevice", "MediaRouteIPC"]),
         .testTarget(name: "CAvahiTests", dependencies: ["CAvahi", "TestSupport"]),
         .testTarget(name: "CDBusTests", dependencies: ["CDBus", "TestSupport"]),
         .testTarget(name: "CBlueZTests", dependencies: ["CBlueZ"]),

@@ -108,6 +108,10 @@ struct CrashContainmentTests {
         try await waitUntil("both devices listed") { view.names() == ["Bedroom TV", "Garage Speaker"] }
         let healthyPID = try #require(await harness.status("org.test.healthy")?.pid)
         let faultyPID = try #require(await harness.status("org.test.faulty")?.pid)
+        // A session on each driver: the faulty one's must end with the reason, the healthy one's must not notice.
+        _ = try await supervisor.activate("Bedroom TV") { _ in nil }
+        _ = try await supervisor.startSession("Bedroom TV", url: "http://127.0.0.1:9/show.mp4")
+        _ = try await supervisor.activate("Garage Speaker") { _ in nil }
 
         if command.hasPrefix("kill") { kill(faultyPID, SIGKILL) } else { try harness.command("org.test.faulty", command) }
 
@@ -125,6 +129,13 @@ struct CrashContainmentTests {
         #expect(healthy.pid == healthyPID && healthy.restarts == 0 && healthy.state == .running)
         #expect(view.names().contains("Bedroom TV"))
         #expect(harness.log.contains("driver org.test.faulty"))
+        // The faulty driver's route was deactivated, with the reason; the healthy session still plays and obeys.
+        let routes = await supervisor.activeRoutes().compactMap { $0.objectValue?["device"]?.objectValue?["displayName"]?.stringValue }
+        #expect(routes == ["Bedroom TV"])
+        #expect(await supervisor.recentEvents.contains { $0.hasPrefix("Garage Speaker deactivated: ") && $0.contains(expected) })
+        let paused = try await supervisor.setPlayback("Bedroom TV", ["isPlaying": false])
+        #expect(paused.objectValue?["playback"]?.objectValue?["state"] == "paused")
+        #expect(try await supervisor.volume("Bedroom TV", .set(0.25)).objectValue?["volume"] == .double(0.25))
         await supervisor.closePicker(picker.id)
         await harness.tearDown(pids: [faultyPID])
     }
@@ -198,6 +209,25 @@ struct CrashContainmentTests {
         #expect(view.current.isEmpty)
         try await supervisor.enableDriver("org.test.optional")
         try await waitUntil("enabled and discovering") { view.names() == ["Porch Speaker"] }
+        await supervisor.closePicker(picker.id)
+        await harness.tearDown()
+    }
+
+    /// The driver's own state changes (here: position advancing while it plays) reach the system on
+    /// the SDK's cadence, without the system asking.
+    @Test func playbackStateFlowsFromTheDriverOnItsCadence() async throws {
+        let harness = try SupervisorHarness()
+        try harness.addDriver("org.test.player", devices: ["Lounge TV"])
+        let supervisor = try await harness.start()
+        let picker = await supervisor.openPicker { _ in }
+        try await waitUntil("listed") { await supervisor.pickerEntries().count == 1 }
+        _ = try await supervisor.activate("Lounge TV") { _ in nil }
+        let started = try await supervisor.startSession("Lounge TV", url: "http://127.0.0.1:9/clip.mp4")
+        #expect(started.objectValue?["playback"]?.objectValue?["metadata"] == ["title": "Test Pattern", "artist": "MediaRoute"])
+        try await waitUntil("position advanced by itself") {
+            let position = await supervisor.activeRoutes().first?.objectValue?["playback"]?.objectValue?["position"]?.doubleValue ?? 0
+            return position >= 0.5
+        }
         await supervisor.closePicker(picker.id)
         await harness.tearDown()
     }

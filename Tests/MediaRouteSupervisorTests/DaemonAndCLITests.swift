@@ -83,7 +83,7 @@ struct DaemonAndCLITests {
         #expect(unanswered.error.contains("there is no terminal to ask; pass --code"))
         #expect(unanswered.error.contains("pairing with Secure TV was cancelled"))
         let right = await harness.cli(["activate", "Secure TV", "--code", "4321"])
-        #expect(right.status == .exited(0), "\(right.error)")
+        #expect(right.status == .exited(0), "\(right.error) | daemon log: \(harness.log.suffix(1500))")
         #expect(right.output == "Secure TV is active through Test secure (s3)\n")
         await harness.tearDown()
     }

@@ -53,7 +53,7 @@ final class SupervisorHarness: @unchecked Sendable {
     func addDriver(_ protocolID: String, devices: [String] = [], claims: String? = nil, flags: [String] = [],
                    identifier: String? = nil, conformsTo: [String] = ["public.media-sharing-protocol"],
                    restart: JSONObject = ["intensity": 5, "periodSeconds": 60, "initialBackoffMilliseconds": 20, "maximumBackoffMilliseconds": 200],
-                   timeouts: JSONObject = ["heartbeatIntervalMilliseconds": 200, "heartbeatTimeoutMilliseconds": 400, "requestMilliseconds": 2000]) throws {
+                   timeouts: JSONObject = ["heartbeatIntervalMilliseconds": 1000, "heartbeatTimeoutMilliseconds": 2000, "requestMilliseconds": 5000]) throws {
         var arguments: [JSONValue] = ["--protocol", .string(claims ?? protocolID)]
         if !devices.isEmpty { arguments += ["--devices", .string(devices.joined(separator: ","))] }
         arguments += flags.map { .string($0) }

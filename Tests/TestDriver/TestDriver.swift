@@ -113,6 +113,13 @@ final class TestDriver: MediaDeviceExtension {
         }
         let playback = Playback()
         playback.isPlaying = true
+        // The "device" advances the position while playing, as a real receiver reports it.
+        Task { @MainActor [weak playback] in
+            while let playback {
+                try? await Task.sleep(for: .milliseconds(100))
+                if playback.isPlaying { playback.currentPlaybackPosition += 0.1 * Double(playback.playbackSpeed) }
+            }
+        }
         sessions[session.id] = playback
         routingManager.started(application: identifier, playbackControl: playback, session: session)
     }
