@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import MediaDevice
 import MediaRouteIPC
+import Synchronization
 
 /// The supervisor's public socket: the CLI (role `control`) and apps (role `app`) connect here.
 /// Each client's pickers close and its pairing prompts are cancelled when it disconnects.
@@ -25,10 +26,9 @@ public final class ControlServer: Sendable {
     public func close() { listener.close() }
 }
 
-/// One connected client and what it holds open.
-final class ControlClient: @unchecked Sendable {
-    var connection: Connection?
-    var pickers: [Int] = []
+/// One connected client and the pickers it holds open.
+final class ControlClient: Sendable {
+    let pickers = Mutex<[Int]>([])
 
     static func serve(socket: Int32, pid: pid_t, supervisor: Supervisor, logger: Logger, started: ContinuousClock.Instant, socketPath: String) async {
         let client = ControlClient()
@@ -42,19 +42,18 @@ final class ControlClient: @unchecked Sendable {
             logger.notice("client (pid \(pid)) did not connect: \(error)")
             return
         }
-        client.connection = connection
         _ = await connection.waitUntilClosed()
-        for picker in client.pickers { await supervisor.closePicker(picker) }
+        for picker in client.pickers.withLock({ $0 }) { await supervisor.closePicker(picker) }
         if await connection.peer?.role == .app { await supervisor.dropRoutes(ownedBy: ObjectIdentifier(client)) }
     }
 
     private static func handlers(_ client: ControlClient, supervisor: Supervisor, started: ContinuousClock.Instant, socketPath: String) -> RPCHandlers {
         var handlers = RPCHandlers()
-        /// Runs `body`; media-device errors travel with their own codes.
-        func on(_ method: String, _ body: @escaping @Sendable (JSONObject) async throws -> JSONValue) {
+        /// Runs `body` with the request; media-device errors travel with their own codes.
+        func on(_ method: String, _ body: @escaping @Sendable (IncomingRequest) async throws -> JSONValue) {
             handlers.onRequest(method) { request in
                 do {
-                    return RPCReply(try await body(request.params))
+                    return RPCReply(try await body(request))
                 } catch let error as MediaDeviceError {
                     throw error.rpcError
                 }
@@ -68,50 +67,72 @@ final class ControlClient: @unchecked Sendable {
                     "routes": .array(await supervisor.activeRoutes()), "recentEvents": .array(await supervisor.recentEvents.map { .string($0) })]
         }
         on("drivers.list") { _ in ["drivers": .array(await supervisor.driverStatuses().map(\.json))] }
-        on("picker.open") { _ in
+        on("picker.open") { request in
             let box = PickerBox()
             let (id, entries) = await supervisor.openPicker { entries in
-                guard let picker = box.id else { return }
-                client.connection?.post("picker.changed", ["picker": .integer(Int64(picker)), "entries": .array(entries.map(\.json))])
+                guard let picker = box.id.withLock({ $0 }) else { return }
+                request.connection.post("picker.changed", ["picker": .integer(Int64(picker)), "entries": .array(entries.map(\.json))])
             }
-            box.id = id
-            client.pickers.append(id)
+            box.id.withLock { $0 = id }
+            client.pickers.withLock { $0.append(id) }
             return ["picker": .integer(Int64(id)), "entries": .array(entries.map(\.json))]
         }
-        on("picker.close") { params in
-            guard let id = params["picker"]?.integerValue, let index = client.pickers.firstIndex(of: Int(id)) else {
-                throw RPCError.invalidParams("\"picker\" must be a picker this client opened")
+        on("picker.close") { request in
+            let id = request.params["picker"]?.integerValue.map { Int($0) }
+            let owned = client.pickers.withLock { pickers in
+                guard let id, let index = pickers.firstIndex(of: id) else { return false }
+                pickers.remove(at: index)
+                return true
             }
-            client.pickers.remove(at: index)
-            await supervisor.closePicker(Int(id))
+            guard owned, let id else { throw RPCError.invalidParams("\"picker\" must be a picker this client opened") }
+            await supervisor.closePicker(id)
             return .null
         }
-        on("driver.restart") { params in try await supervisor.restartDriver(try params.requiredString("protocol")); return .null }
-        on("driver.enable") { params in try await supervisor.enableDriver(try params.requiredString("protocol")); return .null }
-        on("driver.disable") { params in try await supervisor.disableDriver(try params.requiredString("protocol")); return .null }
-        on("device.prefer") { params in
+        on("driver.restart") { request in
+            try await supervisor.restartDriver(try request.params.requiredString("protocol"))
+            return .null
+        }
+        on("driver.enable") { request in
+            try await supervisor.enableDriver(try request.params.requiredString("protocol"))
+            return .null
+        }
+        on("driver.disable") { request in
+            try await supervisor.disableDriver(try request.params.requiredString("protocol"))
+            return .null
+        }
+        on("device.prefer") { request in
+            let params = request.params
             try await supervisor.setPreferredProtocol(try params.requiredString("protocol"), forDevice: try params.requiredString("device"))
             return .null
         }
-        on("device.activate") { params in
-            let owner = await client.connection?.peer?.role == .app ? ObjectIdentifier(client) : nil
-            return try await supervisor.activate(try params.requiredString("device"), protocolID: params["protocol"]?.stringValue, owner: owner) { request in
+        on("device.activate") { request in
+            let params = request.params
+            let owner = await request.connection.peer?.role == .app ? ObjectIdentifier(client) : nil
+            return try await supervisor.activate(try params.requiredString("device"), protocolID: params["protocol"]?.stringValue, owner: owner) { pairing in
                 // Pairing prompts go to the client that started the activation; no answer cancels.
-                guard let connection = client.connection else { return nil }
-                let question: JSONObject = ["device": .string(request.deviceName), "protocolName": .string(request.protocolName),
-                                            "reason": .string(request.reason), "authorizationMethod": request.method.json]
-                return try? await connection.request("pairing.request", question, timeout: .seconds(300)).result.objectValue?["code"]?.stringValue
+                let question: JSONObject = ["device": .string(pairing.deviceName), "protocolName": .string(pairing.protocolName),
+                                            "reason": .string(pairing.reason), "authorizationMethod": pairing.method.json]
+                return try? await request.connection.request("pairing.request", question, timeout: .seconds(300)).result.objectValue?["code"]?.stringValue
             }
         }
-        on("device.deactivate") { params in try await supervisor.deactivate(try params.requiredString("device")); return .null }
-        on("session.start") { params in
-            try await supervisor.startSession(try params.requiredString("device"), url: try params.requiredString("url"), application: params["application"]?.stringValue)
+        on("device.deactivate") { request in
+            try await supervisor.deactivate(try request.params.requiredString("device"))
+            return .null
         }
-        on("playback.set") { params in
-            try await supervisor.setPlayback(try params.requiredString("device"), params["changes"]?.objectValue ?? [:])
+        on("session.start") { request in
+            let params = request.params
+            return try await supervisor.startSession(try params.requiredString("device"), url: try params.requiredString("url"), application: params["application"]?.stringValue)
         }
-        on("session.stop") { params in try await supervisor.stopSession(try params.requiredString("device")); return .null }
-        on("volume") { params in
+        on("playback.set") { request in
+            let params = request.params
+            return try await supervisor.setPlayback(try params.requiredString("device"), params["changes"]?.objectValue ?? [:])
+        }
+        on("session.stop") { request in
+            try await supervisor.stopSession(try request.params.requiredString("device"))
+            return .null
+        }
+        on("volume") { request in
+            let params = request.params
             let device = try params.requiredString("device")
             let action: Supervisor.VolumeAction
             switch params["action"]?.stringValue {
@@ -134,8 +155,8 @@ final class ControlClient: @unchecked Sendable {
 }
 
 /// The picker id, known only after `openPicker` returns, for the change callback.
-private final class PickerBox: @unchecked Sendable {
-    var id: Int?
+private final class PickerBox: Sendable {
+    let id = Mutex<Int?>(nil)
 }
 
 extension PickerEntry {

@@ -418,7 +418,7 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
             } else if incoming.count >= configuration.maximumConcurrentIncomingRequests {
                 report(RPCError(.overloaded, "\(label) has more than \(configuration.maximumConcurrentIncomingRequests) requests in progress; wait for answers before sending more"), replyTo: id)
             } else if let handler = handlers.requests[method] {
-                start(handler, IncomingRequest(id: id, method: method, params: params ?? [:], descriptors: descriptors))
+                start(handler, IncomingRequest(connection: self, id: id, method: method, params: params ?? [:], descriptors: descriptors))
             } else {
                 try? enqueue(.errorResponse(id: id, error: .methodNotFound(method)), descriptors: [])
             }
@@ -426,7 +426,7 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
             if method == Self.cancelMethod {
                 if let value = params?["id"], let id = Message.requestID(value) { incoming[id]?.cancel() }
             } else if let handler = handlers.notifications[method] {
-                handler(IncomingNotification(method: method, params: params ?? [:], descriptors: descriptors))
+                handler(IncomingNotification(connection: self, method: method, params: params ?? [:], descriptors: descriptors))
             }
             // Unknown notifications are ignored: a newer peer may send ones this version does not know.
         case .response(let id, let result, _):

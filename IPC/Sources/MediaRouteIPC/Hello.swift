@@ -66,6 +66,8 @@ public struct Hello: Sendable, Hashable {
 
 /// A request as a handler sees it.
 public struct IncomingRequest: Sendable {
+    /// The connection it arrived on: where to ask the peer something back.
+    public let connection: Connection
     public let id: RequestID
     public let method: String
     public let params: JSONObject
@@ -74,6 +76,7 @@ public struct IncomingRequest: Sendable {
 
 /// A notification as a handler sees it.
 public struct IncomingNotification: Sendable {
+    public let connection: Connection
     public let method: String
     public let params: JSONObject
     public let descriptors: ReceivedDescriptors
