@@ -1,5 +1,6 @@
 import MediaDevice
 import MediaRouteIPC
+import Synchronization
 
 /// An activated device: the route apps and the CLI play to, until it is deactivated or its driver dies.
 final class ActiveRoute: @unchecked Sendable {
@@ -46,26 +47,35 @@ enum SessionEvent: Sendable {
 }
 
 /// A mailbox for one session's events: events that arrive before anyone waits are kept.
-/// Used on the supervisor's executor only.
-final class SessionMailbox: @unchecked Sendable {
+/// Delivered on the loop and awaited from anywhere, so its state is behind a lock.
+final class SessionMailbox: Sendable {
     /// The driver whose reports this mailbox receives; its death aborts the wait.
     let record: DriverRecord
+    private let state = Mutex<(queued: [SessionEvent], waiter: CheckedContinuation<SessionEvent, Never>?)>(([], nil))
+
     init(record: DriverRecord) { self.record = record }
-    private var queued: [SessionEvent] = []
-    private var waiter: CheckedContinuation<SessionEvent, Never>?
 
     func deliver(_ event: SessionEvent) {
-        if let waiter {
-            self.waiter = nil
-            waiter.resume(returning: event)
-        } else {
-            queued.append(event)
+        let waiter: CheckedContinuation<SessionEvent, Never>? = state.withLock { state in
+            guard let waiter = state.waiter else {
+                state.queued.append(event)
+                return nil
+            }
+            state.waiter = nil
+            return waiter
         }
+        waiter?.resume(returning: event)
     }
 
     func next() async -> SessionEvent {
-        if !queued.isEmpty { return queued.removeFirst() }
-        return await withCheckedContinuation { waiter = $0 }
+        await withCheckedContinuation { continuation in
+            let ready: SessionEvent? = state.withLock { state in
+                if !state.queued.isEmpty { return state.queued.removeFirst() }
+                state.waiter = continuation
+                return nil
+            }
+            if let ready { continuation.resume(returning: ready) }
+        }
     }
 }
 

@@ -2,6 +2,7 @@ import CLinuxHelpers
 import Foundation
 import Logging
 import MediaRouteIPC
+import Synchronization
 
 /// One running driver: its process (own group, socket on descriptor 3, stderr into our log), its
 /// handshaken connection, and its exit, observed through a pidfd on the event loop.
@@ -11,10 +12,12 @@ final class DriverProcess: @unchecked Sendable {
     let connection: Connection
     let startedAt = ContinuousClock.now
     let supportsSimultaneousSessions: Bool
-    private(set) var termination: ChildProcess.Termination?
     private var exitWatcher: DescriptorWatcher?
     private var stderrWatcher: DescriptorWatcher?
-    private var exitWaiters: [CheckedContinuation<ChildProcess.Termination, Never>] = []
+    /// Written on the loop when the process ends, awaited from anywhere: a lock, so no waiter is lost.
+    private let exit = Mutex<(termination: ChildProcess.Termination?, waiters: [CheckedContinuation<ChildProcess.Termination, Never>])>((nil, []))
+
+    var termination: ChildProcess.Termination? { exit.withLock { $0.termination } }
 
     var pid: pid_t { child.pid }
 
@@ -43,10 +46,21 @@ final class DriverProcess: @unchecked Sendable {
         environment["MEDIAROUTE_SUPERVISOR_PID"] = String(getpid())
         environment["MEDIAROUTE_STATE_DIRECTORY"] = stateDirectory
         environment.merge(manifest.environment) { _, driver in driver }
+        // Spawned from the loop thread: the kernel sends a child its parent-death signal when the
+        // *thread* that created it exits, and the loop thread lives as long as the supervisor.
+        let spawnEnvironment = environment.map { "\($0.key)=\($0.value)" }
+        let stderrWrite = pipeEnds[1]
+        let spawned: Result<ChildProcess, IPCSystemError> = await withCheckedContinuation { done in
+            loop.execute {
+                done.resume(returning: Result { () throws(IPCSystemError) in
+                    try ChildProcess(executable: manifest.executable, arguments: manifest.arguments, socket: theirs,
+                                     environment: spawnEnvironment, standardError: stderrWrite)
+                })
+            }
+        }
         let child: ChildProcess
         do {
-            child = try ChildProcess(executable: manifest.executable, arguments: manifest.arguments, socket: theirs,
-                                     environment: environment.map { "\($0.key)=\($0.value)" }, standardError: pipeEnds[1])
+            child = try spawned.get()
         } catch {
             close(mine); close(theirs); close(pipeEnds[0]); close(pipeEnds[1])
             throw error
@@ -107,9 +121,11 @@ final class DriverProcess: @unchecked Sendable {
                 process.exitWatcher = holder.exit
                 process.stderrWatcher = holder.stderr
                 holder.onTermination = { termination in
-                    process.termination = termination
-                    let waiters = process.exitWaiters
-                    process.exitWaiters.removeAll()
+                    let waiters = process.exit.withLock { state in
+                        state.termination = termination
+                        defer { state.waiters.removeAll() }
+                        return state.waiters
+                    }
                     waiters.forEach { $0.resume(returning: termination) }
                     onExit(process, termination)
                 }
@@ -122,8 +138,14 @@ final class DriverProcess: @unchecked Sendable {
     /// The child's exit status once it has ended; waits for it (call after killing, or when the
     /// connection closed and the process is on its way out).
     func waitForTermination() async -> ChildProcess.Termination {
-        if let termination { return termination }
-        return await withCheckedContinuation { exitWaiters.append($0) }
+        await withCheckedContinuation { continuation in
+            let ended: ChildProcess.Termination? = exit.withLock { state in
+                if let termination = state.termination { return termination }
+                state.waiters.append(continuation)
+                return nil
+            }
+            if let ended { continuation.resume(returning: ended) }
+        }
     }
 
     /// Ends the driver's process group at once.

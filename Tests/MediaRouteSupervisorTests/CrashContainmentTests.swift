@@ -20,10 +20,10 @@ struct CrashContainmentTests {
 
         let view = PickerView()
         let picker = await supervisor.openPicker { view.update($0) }
-        try await waitUntil("Den TV listed") { view.names() == ["Den TV"] }
+        try await harness.waitUntil("Den TV listed") { view.names() == ["Den TV"] }
         #expect(await harness.status("org.test.good")?.state == .running)
         // The driver's stderr (and its stray print) reached the log under its name.
-        try await waitUntil("driver stderr logged") { harness.log.contains("[org.test.good] test driver org.test.good up") }
+        try await harness.waitUntil("driver stderr logged") { harness.log.contains("[org.test.good] test driver org.test.good up") }
         #expect(harness.log.contains("[org.test.good] a stray print must not break the channel"))
         await supervisor.closePicker(picker.id)
         await harness.tearDown()
@@ -37,11 +37,11 @@ struct CrashContainmentTests {
         let supervisor = try await harness.start()
         let view = PickerView()
         let picker = await supervisor.openPicker { view.update($0) }
-        try await waitUntil("liar failed") { if case .failed = await harness.status("org.test.liar")?.state { true } else { false } }
+        try await harness.waitUntil("liar failed") { if case .failed = await harness.status("org.test.liar")?.state { true } else { false } }
         guard case .failed(let why)? = await harness.status("org.test.liar")?.state else { return }
         #expect(why.hasPrefix("3 crashes within 60 s"))
         #expect(why.contains("says its protocol is \"org.test.someone-else\" but its manifest"))
-        try await waitUntil("honest device listed") { view.names() == ["Hall Speaker"] }
+        try await harness.waitUntil("honest device listed") { view.names() == ["Hall Speaker"] }
         await supervisor.closePicker(picker.id)
         await harness.tearDown()
     }
@@ -53,7 +53,7 @@ struct CrashContainmentTests {
         var supervisor = try await harness.start()
         let view = PickerView()
         var picker = await supervisor.openPicker { view.update($0) }
-        try await waitUntil("both drivers report") { view.current.first { $0.name == "Living Room TV" }?.routes.count == 2 }
+        try await harness.waitUntil("both drivers report") { view.current.first { $0.name == "Living Room TV" }?.routes.count == 2 }
         let entry = try #require(view.current.first { $0.name == "Living Room TV" })
         #expect(view.current.count == 2)
         #expect(entry.routes.map(\.protocolID) == ["org.test.alpha", "org.test.beta"])
@@ -70,7 +70,7 @@ struct CrashContainmentTests {
         try harness.addDriver("org.test.beta", devices: ["Living Room TV"])
         supervisor = try await harness.start()
         picker = await supervisor.openPicker { view.update($0) }
-        try await waitUntil("preference restored") { view.current.first?.routes.count == 2 && view.current.first?.preferredProtocol == "org.test.beta" }
+        try await harness.waitUntil("preference restored") { view.current.first?.routes.count == 2 && view.current.first?.preferredProtocol == "org.test.beta" }
         await supervisor.closePicker(picker.id)
         await harness.tearDown()
     }
@@ -105,7 +105,7 @@ struct CrashContainmentTests {
         let supervisor = try await harness.start()
         let view = PickerView()
         let picker = await supervisor.openPicker { view.update($0) }
-        try await waitUntil("both devices listed") { view.names() == ["Bedroom TV", "Garage Speaker"] }
+        try await harness.waitUntil("both devices listed") { view.names() == ["Bedroom TV", "Garage Speaker"] }
         let healthyPID = try #require(await harness.status("org.test.healthy")?.pid)
         let faultyPID = try #require(await harness.status("org.test.faulty")?.pid)
         // A session on each driver: the faulty one's must end with the reason, the healthy one's must not notice.
@@ -115,7 +115,7 @@ struct CrashContainmentTests {
 
         if command.hasPrefix("kill") { kill(faultyPID, SIGKILL) } else { try harness.command("org.test.faulty", command) }
 
-        try await waitUntil("faulty restarted") {
+        try await harness.waitUntil("faulty restarted") {
             guard let status = await harness.status("org.test.faulty") else { return false }
             return status.restarts == 1 && status.state == .running && status.pid != faultyPID
         }
@@ -123,7 +123,7 @@ struct CrashContainmentTests {
         #expect(status.lastExit?.contains(expected) == true, "last exit: \(status.lastExit ?? "none")")
         #expect(kill(faultyPID, 0) != 0, "the old process is gone")
         // Rediscovered after the restart, because the picker is still open.
-        try await waitUntil("faulty device back") { view.names().contains("Garage Speaker") }
+        try await harness.waitUntil("faulty device back") { view.names().contains("Garage Speaker") }
         // The healthy driver never noticed.
         let healthy = try #require(await harness.status("org.test.healthy"))
         #expect(healthy.pid == healthyPID && healthy.restarts == 0 && healthy.state == .running)
@@ -162,7 +162,7 @@ struct CrashContainmentTests {
                               restart: ["intensity": 2, "periodSeconds": 60, "initialBackoffMilliseconds": 10, "maximumBackoffMilliseconds": 40])
         let supervisor = try await harness.start()
         let picker = await supervisor.openPicker { _ in }
-        try await waitUntil("budget spent") { if case .failed = await harness.status("org.test.doomed")?.state { true } else { false } }
+        try await harness.waitUntil("budget spent") { if case .failed = await harness.status("org.test.doomed")?.state { true } else { false } }
         let failed = try #require(await harness.status("org.test.doomed"))
         #expect(failed.restarts == 2)
         #expect(failed.lastExit?.contains("could not start") == true || failed.lastExit?.contains("signal 6") == true, "\(failed.lastExit ?? "")")
@@ -172,7 +172,7 @@ struct CrashContainmentTests {
         #expect(await harness.status("org.test.doomed")?.restarts == 2)
         // The operator enables it: a fresh budget, so it is tried (and fails) again.
         try await supervisor.enableDriver("org.test.doomed")
-        try await waitUntil("tried again") { (await harness.status("org.test.doomed")?.restarts ?? 0) > 2 }
+        try await harness.waitUntil("tried again") { (await harness.status("org.test.doomed")?.restarts ?? 0) > 2 }
         await supervisor.closePicker(picker.id)
         await harness.tearDown()
     }
@@ -184,12 +184,12 @@ struct CrashContainmentTests {
         let supervisor = try await harness.start()
         let view = PickerView()
         let picker = await supervisor.openPicker { view.update($0) }
-        try await waitUntil("listed") { view.names() == ["Attic Radio"] }
+        try await harness.waitUntil("listed") { view.names() == ["Attic Radio"] }
         let pid = try #require(await harness.status("org.test.sleepy")?.pid)
         await supervisor.closePicker(picker.id)
-        try await waitUntil("idle exit") { await harness.status("org.test.sleepy")?.state == .stopped }
+        try await harness.waitUntil("idle exit") { await harness.status("org.test.sleepy")?.state == .stopped }
         let status = try #require(await harness.status("org.test.sleepy"))
-        #expect(status.restarts == 0)
+        #expect(status.restarts == 0, "\(status.lastExit ?? "-") | \(harness.log.all.suffix(10))")
         #expect(status.lastExit?.hasPrefix("idle") == true)
         #expect(kill(pid, 0) != 0)
         await harness.tearDown()
@@ -208,7 +208,7 @@ struct CrashContainmentTests {
         try await Task.sleep(for: .milliseconds(300))
         #expect(view.current.isEmpty)
         try await supervisor.enableDriver("org.test.optional")
-        try await waitUntil("enabled and discovering") { view.names() == ["Porch Speaker"] }
+        try await harness.waitUntil("enabled and discovering") { view.names() == ["Porch Speaker"] }
         await supervisor.closePicker(picker.id)
         await harness.tearDown()
     }
@@ -220,11 +220,11 @@ struct CrashContainmentTests {
         try harness.addDriver("org.test.player", devices: ["Lounge TV"])
         let supervisor = try await harness.start()
         let picker = await supervisor.openPicker { _ in }
-        try await waitUntil("listed") { await supervisor.pickerEntries().count == 1 }
+        try await harness.waitUntil("listed") { await supervisor.pickerEntries().count == 1 }
         _ = try await supervisor.activate("Lounge TV") { _ in nil }
         let started = try await supervisor.startSession("Lounge TV", url: "http://127.0.0.1:9/clip.mp4")
         #expect(started.objectValue?["playback"]?.objectValue?["metadata"] == ["title": "Test Pattern", "artist": "MediaRoute"])
-        try await waitUntil("position advanced by itself") {
+        try await harness.waitUntil("position advanced by itself") {
             let position = await supervisor.activeRoutes().first?.objectValue?["playback"]?.objectValue?["position"]?.doubleValue ?? 0
             return position >= 0.5
         }

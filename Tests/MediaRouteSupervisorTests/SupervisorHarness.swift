@@ -78,6 +78,17 @@ final class SupervisorHarness: @unchecked Sendable {
         return supervisor
     }
 
+    /// Waits like the free `waitUntil`, and on timeout says what the supervisor saw: every driver's
+    /// status and the last log lines.
+    func waitUntil(_ what: String, seconds: Double = 20, _ condition: () async -> Bool) async throws {
+        do {
+            try await MediaRouteSupervisorTests.waitUntil(what, seconds: seconds, condition)
+        } catch {
+            let statuses = await supervisor.driverStatuses().map { "\($0.protocolID): \($0.state), restarts \($0.restarts), last exit \($0.lastExit ?? "-")" }
+            throw TestTimeout(what: what + "\n  " + statuses.joined(separator: "\n  ") + "\n  log:\n    " + log.all.suffix(15).joined(separator: "\n    "))
+        }
+    }
+
     /// Tells a running test driver to misbehave.
     func command(_ protocolID: String, _ word: String) throws {
         try Data(word.utf8).write(to: URL(fileURLWithPath: "\(state)/drivers/\(protocolID)/command"))
