@@ -22,7 +22,7 @@ test: deps
 	swift test
 
 bench: deps
-	swift build -c release --product mediaroute-bench
+	swift build -c release
 	@if [ -z "$(NAME)" ]; then .build/release/mediaroute-bench --help; else .build/release/mediaroute-bench $(NAME); fi
 
 fuzz: deps

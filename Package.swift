@@ -65,10 +65,12 @@ let package = Package(
 
         // Benchmarks: each compares against a raw C baseline measured in the same run.
         .target(name: "CBenchBaseline"),
+        .executableTarget(name: "mediaroute-bench-peer"),
         .executableTarget(
             name: "mediaroute-bench",
             dependencies: [
-                "MediaRouteIPC", "CBenchBaseline",
+                "MediaRouteIPC", "CBenchBaseline", "MediaRouteSupervisor", "MediaDevice",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -1,5 +1,8 @@
 #include "CBenchBaseline.h"
 #include <errno.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -85,4 +88,29 @@ int cbb_receive_frames(int fd, long count) {
     }
     uint8_t ack = 1;
     return write_full(fd, &ack, 1);
+}
+
+int cbb_spawn_handshake(const char *path, int iterations, uint64_t *ns) {
+    for (int i = 0; i < iterations; i++) {
+        int sv[2];
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return -1;
+        uint64_t start = cbb_now_ns();
+        pid_t pid = fork();
+        if (pid < 0) return -1;
+        if (pid == 0) {
+            dup2(sv[1], 3);
+            execl(path, path, (char *)NULL);
+            _exit(127);
+        }
+        close(sv[1]);
+        uint8_t header[4], body[256];
+        if (read_full(sv[0], header, 4) != 1) return -1;
+        size_t length = (size_t)header[2] << 8 | header[3];
+        if (length > sizeof body || read_full(sv[0], body, length) != 1) return -1;
+        ns[i] = cbb_now_ns() - start;
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        close(sv[0]);
+    }
+    return 0;
 }

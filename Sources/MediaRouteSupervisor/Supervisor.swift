@@ -39,6 +39,9 @@ public actor Supervisor {
     private var nextPickerID = 1
     private(set) var isShuttingDown = false
 
+    /// The longest a picker waits to hear of a change; changes within it are sent as one list.
+    static let pickerCoalescing: Duration = .milliseconds(10)
+    private var pickerPublication: EventLoop.TimerHandle?
     /// More messages than this from one driver within a second is flooding.
     static let floodLimit = 5000
     /// More devices than this from one driver is flooding too.
@@ -502,10 +505,18 @@ public actor Supervisor {
         process.kill(reason: "violated the protocol: \(message)")
     }
 
-    private func publishPicker() {
-        guard !pickers.isEmpty else { return }
-        let entries = pickerEntries()
-        for watcher in pickers.values { watcher(entries) }
+    /// Tells open pickers the list changed, at most once per `pickerCoalescing`: a driver reporting
+    /// a hundred devices must not send a hundred whole lists to every picker.
+    func publishPicker() {
+        guard !pickers.isEmpty, pickerPublication == nil else { return }
+        pickerPublication = loop.schedule(after: Self.pickerCoalescing) { [self] in
+            assumeIsolated { supervisor in
+                supervisor.pickerPublication = nil
+                guard !supervisor.pickers.isEmpty else { return }
+                let entries = supervisor.pickerEntries()
+                for watcher in supervisor.pickers.values { watcher(entries) }
+            }
+        }
     }
 
     private func saveOperatorState() throws {

@@ -9,9 +9,11 @@ struct Devices: AsyncParsableCommand {
     @OptionGroup var options: GlobalOptions
     @Flag(help: "Keep the picker open and print the list each time it changes (Ctrl-C stops).") var watch = false
     @Option(help: "Seconds to let discovery run before listing.") var wait: Double = 2
+    @Option(help: "List as soon as this many devices are found (at most --wait seconds).") var until: Int?
 
     func validate() throws {
         guard wait >= 0, wait <= 600 else { throw ValidationError("--wait must be from 0 to 600 seconds, not \(wait)") }
+        if let until, until < 1 { throw ValidationError("--until must be at least 1, not \(until)") }
     }
 
     func run() async throws {
@@ -33,7 +35,14 @@ struct Devices: AsyncParsableCommand {
             for await entries in changes { print("---\n" + render(entries)) }
             interrupt.cancel()
         } else {
-            try await Task.sleep(for: .milliseconds(Int(wait * 1000)))
+            let deadline = ContinuousClock.now + .milliseconds(Int(wait * 1000))
+            if let until {
+                while latest.withLock({ $0.arrayValue?.count ?? 0 }) < until, ContinuousClock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(2))
+                }
+            } else {
+                try await Task.sleep(until: deadline)
+            }
             let entries = latest.withLock { $0 }
             options.output(entries) { render(entries) }
         }

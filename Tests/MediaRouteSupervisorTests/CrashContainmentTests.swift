@@ -59,7 +59,7 @@ struct CrashContainmentTests {
         #expect(entry.routes.map(\.protocolID) == ["org.test.alpha", "org.test.beta"])
         #expect(entry.preferredProtocol == "org.test.alpha")
         try await supervisor.setPreferredProtocol("org.test.beta", forDevice: "LIVING ROOM TV")
-        #expect(view.current.first { $0.name == "Living Room TV" }?.preferredProtocol == "org.test.beta")
+        try await harness.waitUntil("picker shows the preference") { view.current.first { $0.name == "Living Room TV" }?.preferredProtocol == "org.test.beta" }
         await #expect(throws: MediaDeviceError.self) { try await supervisor.setPreferredProtocol("org.test.beta", forDevice: "Kitchen Speaker") }
         await supervisor.closePicker(picker.id)
         await harness.tearDown()

@@ -19,6 +19,10 @@ int cbb_send_frames(int fd, const uint8_t *frame, size_t length, long count);
 /* Reads frames until `count` have arrived, then writes a one-byte acknowledgement. */
 int cbb_receive_frames(int fd, long count);
 
+/* Forks and execs `path` with a socketpair end as descriptor 3 and waits for its first frame,
+   `iterations` times; stores fork-to-frame times in `ns`, kills and reaps each child. 0 or -1. */
+int cbb_spawn_handshake(const char *path, int iterations, uint64_t *ns);
+
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t cbb_now_ns(void);
 #endif

@@ -1,0 +1,77 @@
+import CBenchBaseline
+import Foundation
+import Logging
+import MediaDevice
+import MediaRouteIPC
+import MediaRouteSupervisor
+import Synchronization
+
+/// `driver-restart`: `kill -9` of a driver until its successor is handshaken and discovering again
+/// (its device back in the open picker), through the supervisor, against a raw C fork/exec of a
+/// minimal peer that sends one frame.
+struct DriverRestartBenchmark {
+    let iterations: Int
+    static let aim: Duration = .milliseconds(50)
+
+    func run() async throws {
+        let directory = NSTemporaryDirectory() + "mediaroute-bench-\(getpid())"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try FileManager.default.createDirectory(atPath: directory + "/drivers", withIntermediateDirectories: true)
+        try BenchmarkFiles.writeTestDriverManifest(to: directory + "/drivers", protocolID: "org.bench.restart", devices: ["Bench TV"],
+                                                   restart: ["intensity": 100_000, "periodSeconds": 1, "initialBackoffMilliseconds": 1, "maximumBackoffMilliseconds": 1])
+        print("driver-restart: \(iterations) kill -9 / restart cycles (restart backoff set to 1 ms)")
+
+        var baseline = [UInt64](repeating: 0, count: iterations)
+        guard cbb_spawn_handshake(BenchmarkFiles.sibling("mediaroute-bench-peer"), Int32(iterations), &baseline) == 0 else {
+            throw BenchmarkError("the C fork/exec baseline failed")
+        }
+        let base = LatencySamples(baseline)
+        print(base.line("  raw C fork/exec + one-frame handshake"))
+
+        var logger = Logger(label: "bench")
+        logger.logLevel = .critical
+        let supervisor = Supervisor(configuration: SupervisorConfiguration(driversDirectories: [directory + "/drivers"], stateDirectory: directory + "/state"),
+                                    logger: logger)
+        try await supervisor.start()
+        let (changes, continuation) = AsyncStream<Bool>.makeStream()
+        let picker = await supervisor.openPicker { entries in continuation.yield(!entries.isEmpty) }
+        var iterator = changes.makeAsyncIterator()
+        while await iterator.next() != true {}
+        var samples: [UInt64] = []
+        for _ in 0..<iterations {
+            guard let pid = await supervisor.driverStatuses().first?.pid else { throw BenchmarkError("the driver is not running") }
+            let start = now()
+            kill(pid, SIGKILL)
+            while await iterator.next() != false {}  // its device leaves the picker
+            while await iterator.next() != true {}   // and comes back from the new process
+            samples.append(now() - start)
+        }
+        await supervisor.closePicker(picker.id)
+        await supervisor.shutdown()
+        let ours = LatencySamples(samples)
+        print(ours.line("  mediarouted restart to rediscovery"))
+        print("  restart under \(Self.aim.milliseconds) ms: \(ours.median < Double(Self.aim.milliseconds) * 1e6 ? "yes" : "no") (median \(format(ours.median / 1e6)) ms)")
+        printResult("driver-restart", ratio: ours.median / base.median, target: Double(Self.aim.milliseconds) * 1e6 / base.median)
+    }
+}
+
+/// Paths of the programs built beside the benchmark, and manifests for them.
+enum BenchmarkFiles {
+    static func sibling(_ name: String) -> String {
+        var path = [CChar](repeating: 0, count: 4096)
+        let n = readlink("/proc/self/exe", &path, path.count - 1)
+        let exe = String(decoding: path[0..<max(n, 0)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return (exe as NSString).deletingLastPathComponent + "/" + name
+    }
+
+    static func writeTestDriverManifest(to directory: String, protocolID: String, devices: [String], restart: JSONObject = [:]) throws {
+        let manifest: JSONValue = [
+            "protocol": .string(protocolID),
+            "exportedType": ["identifier": .string(protocolID), "conformsTo": ["public.media-sharing-protocol"], "description": .string(protocolID)],
+            "executable": .string(sibling("mediaroute-testdriver")),
+            "arguments": ["--protocol", .string(protocolID), "--devices", .string(devices.joined(separator: ","))],
+            "restart": .object(restart), "environment": ["SWIFT_BACKTRACE": "enable=no"],
+        ]
+        try Data(JSONWriter.encode(manifest)).write(to: URL(fileURLWithPath: "\(directory)/\(protocolID).json"))
+    }
+}
