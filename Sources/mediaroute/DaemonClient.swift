@@ -64,7 +64,6 @@ enum PairingPrompt {
         case "password": prompt = "\(reason)\nPassword for \(device) (Ctrl-C cancels): "
         default: prompt = "\(reason)\nCode for \(device) (Ctrl-C cancels): "
         }
-        FileHandle.standardError.write(Data(prompt.utf8))
         signal(SIGINT, SIG_IGN)
         let interrupt = DispatchSource.makeSignalSource(signal: SIGINT)
         let answer: String? = await withCheckedContinuation { continuation in
@@ -74,14 +73,29 @@ enum PairingPrompt {
                 once.resume(nil)
             }
             interrupt.resume()
+            // Only now ask: a Ctrl-C typed the moment the prompt shows must already be heard.
+            FileHandle.standardError.write(Data(prompt.utf8))
             Thread.detachNewThread {
-                let line = readLine(strippingNewline: true)
+                let line = readTerminalLine()
                 once.resume(line.flatMap { $0.isEmpty ? nil : $0 })
             }
         }
         interrupt.cancel()
         signal(SIGINT, SIG_DFL)
         return answer
+    }
+
+    /// One line from descriptor 0 with read(2), not stdio: a thread blocked in `readLine` holds the
+    /// stdin lock, and `exit` (after Ctrl-C cancelled the pairing) would wait for it forever.
+    static func readTerminalLine() -> String? {
+        var bytes: [UInt8] = []
+        var byte: UInt8 = 0
+        while read(STDIN_FILENO, &byte, 1) == 1 {
+            if byte == 0x0A { return String(decoding: bytes, as: UTF8.self) }
+            if byte != 0x0D { bytes.append(byte) }
+            if bytes.count > 1024 { break }
+        }
+        return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self)
     }
 
     /// Resumes a continuation once, whichever of the line or Ctrl-C comes first.

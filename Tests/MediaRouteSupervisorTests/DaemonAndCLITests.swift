@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import MediaRouteIPC
 import Testing
 
@@ -136,6 +137,72 @@ struct DaemonAndCLITests {
         #expect(!FileManager.default.fileExists(atPath: harness.socket))
         #expect(harness.log.contains("signal 15: stopping every driver"))
         #expect(harness.log.contains("driver org.test.one stopped: the supervisor is shutting down"))
+        await harness.tearDown()
+    }
+}
+
+@Suite("The CLI at a terminal", .timeLimit(.minutes(2)))
+struct InteractiveCLITests {
+    /// Runs the CLI in a pseudo-terminal (Python's pty module), answers its prompt with Ctrl-C, and
+    /// returns what the terminal showed and the exit status.
+    private func atTerminal(_ harness: DaemonHarness, _ arguments: [String], after prompt: String) async throws -> (String, Int32) {
+        let script = """
+        import os, pty, sys, time, select
+        pid, fd = pty.fork()
+        if pid == 0:
+            os.execv(sys.argv[1], sys.argv[1:-1])
+        seen = b""
+        deadline = time.time() + 20
+        while sys.argv[-1].encode() not in seen and time.time() < deadline:
+            if select.select([fd], [], [], 0.2)[0]:
+                try: seen += os.read(fd, 4096)
+                except OSError: break
+        os.write(fd, b"\\x03")
+        while time.time() < deadline:
+            if not select.select([fd], [], [], 0.2)[0]: continue
+            try:
+                chunk = os.read(fd, 4096)
+                if not chunk: break
+                seen += chunk
+            except OSError: break
+        _, status = os.waitpid(pid, 0)
+        sys.stdout.write(seen.decode(errors="replace"))
+        sys.exit(os.waitstatus_to_exitcode(status) & 0xff)
+        """
+        let path = harness.drivers.root + "/at-terminal.py"
+        try script.write(toFile: path, atomically: true, encoding: .utf8)
+        let out = open(harness.drivers.root + "/pty.out", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        let python = try ChildProcess(executable: "/usr/bin/python3",
+                                      arguments: [path, DaemonHarness.binary("mediaroute"), "--socket", harness.socket] + arguments + [prompt],
+                                      standardOutput: out, standardError: out)
+        close(out)
+        let status = await Task.detached { python.waitForExit() }.value
+        guard case .exited(let code) = status else { return ("", -1) }
+        return ((try? String(contentsOfFile: harness.drivers.root + "/pty.out", encoding: .utf8)) ?? "", code)
+    }
+
+    @Test func ctrlCAtThePairingPromptCancelsThePairing() async throws {
+        let harness = try DaemonHarness()
+        try harness.drivers.addDriver("org.test.secure", devices: ["Secure Projector"])
+        try await harness.start()
+        _ = await harness.cli(["devices", "--until", "1", "--wait", "10"])
+        // The prompt names the device and the code length; Ctrl-C answers "cancelled" to the driver.
+        let (screen, status) = try await atTerminal(harness, ["activate", "Secure Projector"], after: "(Ctrl-C cancels): ")
+        #expect(screen.contains("Enter the 4-digit code shown on Secure Projector (Ctrl-C cancels): "), "\(screen)")
+        #expect(screen.contains("pairing cancelled"))
+        #expect(screen.contains("pairing with Secure Projector was cancelled"))
+        #expect(status == 1)
+        #expect(await harness.cli(["sessions"]).output == "no active routes\n")
+        await harness.tearDown()
+    }
+
+    @Test func devicesWatchFollowsThePickerUntilCtrlC() async throws {
+        let harness = try DaemonHarness()
+        try harness.drivers.addDriver("org.test.watch", devices: ["Den Speaker"])
+        try await harness.start()
+        let (screen, status) = try await atTerminal(harness, ["devices", "--watch"], after: "Den Speaker")
+        #expect(screen.contains("Den Speaker"), "\(screen)")
+        #expect(status == 0)
         await harness.tearDown()
     }
 }
