@@ -33,18 +33,25 @@ struct DriverRestartBenchmark {
         let supervisor = Supervisor(configuration: SupervisorConfiguration(driversDirectories: [directory + "/drivers"], stateDirectory: directory + "/state"),
                                     logger: logger)
         try await supervisor.start()
-        let (changes, continuation) = AsyncStream<Bool>.makeStream()
-        let picker = await supervisor.openPicker { entries in continuation.yield(!entries.isEmpty) }
-        var iterator = changes.makeAsyncIterator()
-        while await iterator.next() != true {}
+        let picker = await supervisor.openPicker { _ in }
+        // Handshaken and discovering = running under a new pid with its device reported again.
+        func restarted(from old: pid_t?) async -> pid_t? {
+            guard let status = await supervisor.driverStatuses().first, status.state == .running, status.pid != old, status.deviceCount > 0 else { return nil }
+            return status.pid
+        }
+        var pid: pid_t? = nil
+        while pid == nil { pid = await restarted(from: nil) }
         var samples: [UInt64] = []
         for _ in 0..<iterations {
-            guard let pid = await supervisor.driverStatuses().first?.pid else { throw BenchmarkError("the driver is not running") }
             let start = now()
-            kill(pid, SIGKILL)
-            while await iterator.next() != false {}  // its device leaves the picker
-            while await iterator.next() != true {}   // and comes back from the new process
+            kill(pid!, SIGKILL)
+            var next: pid_t? = nil
+            while next == nil {
+                try await Task.sleep(for: .microseconds(200))
+                next = await restarted(from: pid)
+            }
             samples.append(now() - start)
+            pid = next
         }
         await supervisor.closePicker(picker.id)
         await supervisor.shutdown()
