@@ -42,32 +42,36 @@ struct Drivers: SimpleCommand {
 }
 
 /// `restart`, `enable`, `disable`: one request naming a driver by protocol identifier.
-struct Restart: SimpleCommand {
+protocol DriverOperation: SimpleCommand {
+    static var method: String { get }
+    static var done: String { get }
+    var driver: String { get }
+}
+
+extension DriverOperation {
+    func run() async throws {
+        _ = try await once(Self.method, ["protocol": .string(driver)])
+        options.output(.null) { "\(Self.done) \(driver)" }
+    }
+}
+
+struct Restart: DriverOperation {
     static let configuration = CommandConfiguration(abstract: "Restart a driver now.")
+    static let method = "driver.restart", done = "restarted"
     @OptionGroup var options: GlobalOptions
     @Argument(help: "The driver's protocol identifier (see `mediaroute drivers`).") var driver: String
-    func run() async throws {
-        _ = try await once("driver.restart", ["protocol": .string(driver)])
-        options.output(.null) { "restarted \(driver)" }
-    }
 }
 
-struct Enable: SimpleCommand {
+struct Enable: DriverOperation {
     static let configuration = CommandConfiguration(abstract: "Let a failed or disabled driver run again (with a fresh restart budget).")
+    static let method = "driver.enable", done = "enabled"
     @OptionGroup var options: GlobalOptions
     @Argument(help: "The driver's protocol identifier.") var driver: String
-    func run() async throws {
-        _ = try await once("driver.enable", ["protocol": .string(driver)])
-        options.output(.null) { "enabled \(driver)" }
-    }
 }
 
-struct Disable: SimpleCommand {
+struct Disable: DriverOperation {
     static let configuration = CommandConfiguration(abstract: "Stop a driver and keep it stopped, across daemon restarts.")
+    static let method = "driver.disable", done = "disabled"
     @OptionGroup var options: GlobalOptions
     @Argument(help: "The driver's protocol identifier.") var driver: String
-    func run() async throws {
-        _ = try await once("driver.disable", ["protocol": .string(driver)])
-        options.output(.null) { "disabled \(driver)" }
-    }
 }

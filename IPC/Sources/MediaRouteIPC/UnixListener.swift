@@ -25,16 +25,10 @@ public final class UnixListener: EventLoopIOHandler, @unchecked Sendable {
             if mkdir(directory, 0o700) != 0 && errno != EEXIST { throw IPCSystemError("mkdir \(directory)") }
             _ = chmod(directory, 0o700)
         }
-        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
-        guard fd >= 0 else { throw IPCSystemError("socket") }
-        var address = sockaddr_un()
-        let length = clh_sockaddr_un(&address, path)
-        guard length > 0 else {
-            Glibc.close(fd)
-            throw IPCSystemError("socket path \(path) (longer than 107 bytes)", errno: ENAMETOOLONG)
-        }
+        var (fd, address, length) = try UnixSocket.socketAndAddress(path, flags: Int32(SOCK_NONBLOCK.rawValue))
+        self.fd = fd
         if UnixSocket.isStaleSocket(path) { unlink(path) }
-        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(length)) } }
+        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
         guard bound == 0 else {
             let error = IPCSystemError("bind \(path)")
             Glibc.close(fd)
@@ -81,7 +75,19 @@ extension UnixSocket {
     /// Connects to a listening socket at `path`; the error names the path and says whether nothing
     /// listens there or the file is missing.
     public static func connect(path: String) throws(IPCSystemError) -> Int32 {
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        var (fd, address, length) = try socketAndAddress(path, flags: 0)
+        let rc = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, length) } }
+        guard rc == 0 else {
+            let error = IPCSystemError("connect \(path)")
+            Glibc.close(fd)
+            throw error
+        }
+        return fd
+    }
+
+    /// A new close-on-exec stream socket and the address of `path`, ready to bind or connect.
+    static func socketAndAddress(_ path: String, flags: Int32) throws(IPCSystemError) -> (Int32, sockaddr_un, socklen_t) {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | flags, 0)
         guard fd >= 0 else { throw IPCSystemError("socket") }
         var address = sockaddr_un()
         let length = clh_sockaddr_un(&address, path)
@@ -89,13 +95,7 @@ extension UnixSocket {
             Glibc.close(fd)
             throw IPCSystemError("socket path \(path) (longer than 107 bytes)", errno: ENAMETOOLONG)
         }
-        let rc = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(length)) } }
-        guard rc == 0 else {
-            let error = IPCSystemError("connect \(path)")
-            Glibc.close(fd)
-            throw error
-        }
-        return fd
+        return (fd, address, socklen_t(length))
     }
 
     /// True if `path` is a socket file nobody listens on (left by a process that died).
