@@ -163,6 +163,20 @@ extension Supervisor {
         return route.json
     }
 
+    /// Sends `data` to the application `application` on the device of an active route
+    /// (the driver's `receiveData(_:fromApplication:session:)`).
+    public func sendData(_ data: [UInt8], toApplication application: String, device: String) async throws {
+        let route = try activeRoute(device)
+        guard data.count <= Self.maximumDataMessage else {
+            throw MediaDeviceError(.unsupported, "a data message of \(data.count) bytes is over the \(Self.maximumDataMessage)-byte limit; split it")
+        }
+        _ = try await call(route.record, DriverMethod.dataToDevice, ["session": .string(route.session.id), "application": .string(application),
+                                                                      "data": .string(Base64.encode(data))])
+    }
+
+    /// The largest data-channel message, in bytes (base64 on the wire stays far under the frame limit).
+    public static let maximumDataMessage = 1 << 20
+
     public func activeRoutes() -> [JSONValue] { routes.values.sorted { $0.session.id < $1.session.id }.map(\.json) }
 
     /// Ends every route of a driver that died or stopped, and fails whatever waited on it.

@@ -31,6 +31,14 @@ public actor Supervisor {
     /// Activations and sessions waiting for their driver's report, by session id.
     var mailboxes: [String: SessionMailbox] = [:]
     private var nextSessionNumber = 1
+    /// Receives data a device's application sends toward the app of a session (session, application, bytes).
+    var applicationData: (@Sendable (String, String, [UInt8]) -> Void)?
+
+    /// Where data from devices' applications goes (the app connections hold the other end).
+    public func onApplicationData(_ handler: @escaping @Sendable (_ session: String, _ application: String, _ data: [UInt8]) -> Void) {
+        applicationData = handler
+    }
+
     /// Route deactivations and the like, newest last, for `mediaroute status`.
     var recentEvents: [String] = []
     private var refused: [DriverManifest.Problem] = []
@@ -463,7 +471,16 @@ public actor Supervisor {
                 route.muted = params["muted"]?.boolValue
             }
         }
-        on(DriverMethod.dataToApplication) { _, _ in }  // apps (AVSystemRouting) receive these in the app-library issue
+        on(DriverMethod.dataToApplication) { supervisor, params throws(RPCError) in
+            guard let session = params["session"]?.stringValue, let application = params["application"]?.stringValue,
+                  let text = params["data"]?.stringValue, let data = Base64.decode(text) else {
+                throw .invalidParams("session.dataToApplication needs \"session\", \"application\" and base64 \"data\"")
+            }
+            guard supervisor.routes[session]?.record === record else {
+                throw .invalidParams("sent data for session \(session), which is not one of its routes")
+            }
+            supervisor.applicationData?(session, application, data)
+        }
         on(DriverMethod.discoveryFailed) { supervisor, params throws(RPCError) in
             let error = MediaDeviceError(json: params["error"]) ?? MediaDeviceError(.discoveryFailed)
             record.lastDiscoveryError = error.message

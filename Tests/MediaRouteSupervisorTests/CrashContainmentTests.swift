@@ -231,4 +231,27 @@ struct CrashContainmentTests {
         await supervisor.closePicker(picker.id)
         await harness.tearDown()
     }
+
+    /// Data from an app reaches the device's application through the driver (`receiveData` ->
+    /// `sendData`), and the application's answer comes back through `routingManager.sendData`.
+    @Test func dataTravelsToTheDevicesApplicationAndBack() async throws {
+        let harness = try SupervisorHarness()
+        try harness.addDriver("org.test.data", devices: ["Hall TV"])
+        let supervisor = try await harness.start()
+        let (answers, continuation) = AsyncStream<(String, String, [UInt8])>.makeStream()
+        await supervisor.onApplicationData { continuation.yield(($0, $1, $2)) }
+        let picker = await supervisor.openPicker { _ in }
+        try await harness.waitUntil("listed") { await supervisor.pickerEntries().count == 1 }
+        let route = try await supervisor.activate("Hall TV") { _ in nil }
+        let session = try #require(route.objectValue?["session"]?.stringValue)
+        try await supervisor.sendData(Array("hello, device".utf8), toApplication: "echo", device: "Hall TV")
+        var iterator = answers.makeAsyncIterator()
+        let answer = try #require(await iterator.next())
+        #expect(answer.0 == session && answer.1 == "echo" && answer.2 == Array("ecived ,olleh".utf8))
+        await #expect(throws: MediaDeviceError.self) {
+            try await supervisor.sendData([UInt8](repeating: 0, count: Supervisor.maximumDataMessage + 1), toApplication: "echo", device: "Hall TV")
+        }
+        await supervisor.closePicker(picker.id)
+        await harness.tearDown()
+    }
 }

@@ -206,3 +206,31 @@ struct InteractiveCLITests {
         await harness.tearDown()
     }
 }
+
+@Suite("The control socket's peer check", .timeLimit(.minutes(1)))
+struct PeerCredentialTests {
+    /// With the file-system permissions opened up, a process of another user still gets nothing:
+    /// the daemon checks SO_PEERCRED and drops the connection before the handshake.
+    @Test func anotherUserIsRefusedEvenWhenTheSocketIsReachable() async throws {
+        let harness = try DaemonHarness()
+        try harness.drivers.addDriver("org.test.private", devices: ["Vault TV"])
+        try await harness.start()
+        chmod(harness.drivers.root, 0o755)
+        chmod((harness.socket as NSString).deletingLastPathComponent, 0o755)
+        chmod(harness.socket, 0o666)
+        let out = open(harness.drivers.root + "/nobody.out", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        let nobody = try ChildProcess(executable: "/usr/bin/setpriv",
+                                      arguments: ["--reuid=65534", "--regid=65534", "--clear-groups", DaemonHarness.binary("mediaroute"),
+                                                  "--socket", harness.socket, "drivers"],
+                                      standardOutput: out, standardError: out)
+        close(out)
+        let status = await Task.detached { nobody.waitForExit() }.value
+        let said = (try? String(contentsOfFile: harness.drivers.root + "/nobody.out", encoding: .utf8)) ?? ""
+        #expect(status == .exited(1), "\(said)")
+        #expect(said.contains("did not accept the connection"), "\(said)")
+        try await waitUntil("refusal logged") { harness.log.contains("refused a connection from uid 65534") }
+        // The owner still gets in.
+        #expect(await harness.cli(["drivers"]).status == .exited(0))
+        await harness.tearDown()
+    }
+}

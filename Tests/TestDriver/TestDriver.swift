@@ -125,7 +125,11 @@ final class TestDriver: MediaDeviceExtension {
     }
 
     func stopSession(_ session: MediaOutputSession) { sessions[session.id] = nil }
-    func sendData(_ data: Data, toApplication applicationIdentifier: String, session: MediaOutputSession) {}
+    /// The device's built-in "echo" application answers every message with the same bytes, reversed.
+    func sendData(_ data: Data, toApplication applicationIdentifier: String, session: MediaOutputSession) {
+        guard applicationIdentifier == "echo" else { return }
+        routingManager.sendData(Data(data.reversed()), toApplication: applicationIdentifier, session: session)
+    }
 
     private var level: Float = 0.5
     private var muted = false
