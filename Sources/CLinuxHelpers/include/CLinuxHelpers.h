@@ -1,10 +1,6 @@
 #ifndef CLINUXHELPERS_H
 #define CLINUXHELPERS_H
 
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
-
 /* What Swift cannot import from the Linux headers: function-like macros and packed structs.
    Everything is a static inline so there is no extra symbol and no call overhead. */
 
@@ -16,10 +12,7 @@
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
-#include <sys/syscall.h>
-#include <sys/prctl.h>
-#include <signal.h>
-#include <unistd.h>
+#include <sys/types.h>
 
 /* ---- SCM_RIGHTS: the CMSG_* macros ---- */
 
@@ -61,31 +54,23 @@ static inline int clh_sockaddr_un(struct sockaddr_un *addr, const char *path) {
     return (int)(offsetof(struct sockaddr_un, sun_path) + n + 1);
 }
 
-/* Accepts a connection, close-on-exec (glibc's accept4 takes a transparent union Swift cannot pass NULL to). */
-static inline int clh_accept(int fd) { return accept4(fd, NULL, NULL, SOCK_CLOEXEC); }
+/* These need _GNU_SOURCE, which must not leak into this header (Swift's Glibc module is built
+   without it, and the two views of the system headers would clash): they live in CLinuxHelpers.c. */
 
-/* ---- processes ---- */
+/* Accepts a connection, close-on-exec. */
+int clh_accept(int fd);
 
 /* A descriptor that becomes readable when `pid` exits (Linux 5.3+), so child deaths are epoll events. */
-static inline int clh_pidfd_open(pid_t pid) { return (int)syscall(SYS_pidfd_open, pid, 0); }
+int clh_pidfd_open(pid_t pid);
 
-/* Asks the kernel to send `signal` to this process when its parent dies. */
-static inline int clh_set_parent_death_signal(int signal) { return prctl(PR_SET_PDEATHSIG, signal, 0, 0, 0); }
+/* Asks the kernel to send `signal` to this process when its parent (thread) dies. */
+int clh_set_parent_death_signal(int signal);
 
 /* Makes stdout line-buffered (a driver's stdout is a pipe, fully buffered by default), without
    Swift touching the `stdout` global, which strict concurrency rejects. */
-static inline void clh_line_buffer_stdout(void) { setvbuf(stdout, NULL, _IOLBF, 0); }
-
-/* ---- peer credentials ---- */
+void clh_line_buffer_stdout(void);
 
 /* The uid and pid of the process at the other end of a Unix socket. */
-static inline int clh_peer_credentials(int fd, uid_t *uid, pid_t *pid) {
-    struct ucred cred;
-    socklen_t length = sizeof cred;
-    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &length) != 0) return -1;
-    *uid = cred.uid;
-    *pid = cred.pid;
-    return 0;
-}
+int clh_peer_credentials(int fd, uid_t *uid, pid_t *pid);
 
 #endif
