@@ -2,12 +2,15 @@
 #define _GNU_SOURCE
 #include "CLinuxHelpers.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+int clh_pipe_cloexec(int fds[2]) { return pipe2(fds, O_CLOEXEC); }
 
 int clh_accept(int fd) { return accept4(fd, NULL, NULL, SOCK_CLOEXEC); }
 

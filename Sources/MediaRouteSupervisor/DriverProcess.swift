@@ -38,7 +38,7 @@ final class DriverProcess: @unchecked Sendable {
                       onExit: @escaping @Sendable (DriverProcess, ChildProcess.Termination) -> Void) async throws -> DriverProcess {
         let (mine, theirs) = try UnixSocket.pair()
         var pipeEnds: [Int32] = [0, 0]
-        guard pipe2(&pipeEnds, O_CLOEXEC) == 0 else {
+        guard clh_pipe_cloexec(&pipeEnds) == 0 else {
             close(mine); close(theirs)
             throw IPCSystemError("pipe2")
         }

@@ -1,8 +1,8 @@
 #ifndef CLINUXHELPERS_H
 #define CLINUXHELPERS_H
 
-/* What Swift cannot import from the Linux headers: function-like macros and packed structs.
-   Everything is a static inline so there is no extra symbol and no call overhead. */
+/* What Swift cannot import from the Linux headers: function-like macros, packed structs, and
+   functions behind _GNU_SOURCE. The macro wrappers are static inlines (no call overhead). */
 
 #include <stddef.h>
 #include <stdint.h>
@@ -56,6 +56,9 @@ static inline int clh_sockaddr_un(struct sockaddr_un *addr, const char *path) {
 
 /* These need _GNU_SOURCE, which must not leak into this header (Swift's Glibc module is built
    without it, and the two views of the system headers would clash): they live in CLinuxHelpers.c. */
+
+/* A pipe whose two ends are close-on-exec (pipe2 with O_CLOEXEC). */
+int clh_pipe_cloexec(int fds[2]);
 
 /* Accepts a connection, close-on-exec. */
 int clh_accept(int fd);
