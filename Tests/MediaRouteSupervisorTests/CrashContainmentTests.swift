@@ -108,6 +108,9 @@ struct CrashContainmentTests {
         try await harness.waitUntil("both devices listed") { view.names() == ["Bedroom TV", "Garage Speaker"] }
         let healthyPID = try #require(await harness.status("org.test.healthy")?.pid)
         let faultyPID = try #require(await harness.status("org.test.faulty")?.pid)
+        // Each driver leads a process group of its own (signals reach it and its children, and a
+        // terminal's Ctrl-C does not).
+        #expect(getpgid(healthyPID) == healthyPID && getpgid(faultyPID) == faultyPID)
         // A session on each driver: the faulty one's must end with the reason, the healthy one's must not notice.
         _ = try await supervisor.activate("Bedroom TV") { _ in nil }
         _ = try await supervisor.startSession("Bedroom TV", url: "http://127.0.0.1:9/show.mp4")
