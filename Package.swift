@@ -60,7 +60,7 @@ let package = Package(
         // The operator CLI.
         .executableTarget(
             name: "mediaroute",
-            dependencies: ["MediaRouteIPC", "MediaDevice", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["MediaRouteIPC", "MediaDevice", "CLinuxHelpers", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
 
         // Benchmarks: each compares against a raw C baseline measured in the same run.

@@ -1,5 +1,4 @@
 import ArgumentParser
-import Dispatch
 import Foundation
 import MediaRouteIPC
 
@@ -64,52 +63,16 @@ enum PairingPrompt {
         case "password": prompt = "\(reason)\nPassword for \(device) (Ctrl-C cancels): "
         default: prompt = "\(reason)\nCode for \(device) (Ctrl-C cancels): "
         }
-        signal(SIGINT, SIG_IGN)
-        let interrupt = DispatchSource.makeSignalSource(signal: SIGINT)
-        let answer: String? = await withCheckedContinuation { continuation in
-            let once = Once(continuation)
-            interrupt.setEventHandler {
-                FileHandle.standardError.write(Data("\npairing cancelled\n".utf8))
-                once.resume(nil)
-            }
-            interrupt.resume()
-            // Only now ask: a Ctrl-C typed the moment the prompt shows must already be heard.
-            FileHandle.standardError.write(Data(prompt.utf8))
-            Thread.detachNewThread {
-                let line = readTerminalLine()
-                once.resume(line.flatMap { $0.isEmpty ? nil : $0 })
-            }
+        let interrupt = Interrupt()
+        // Only now ask: a Ctrl-C typed the moment the prompt shows is already heard.
+        FileHandle.standardError.write(Data(prompt.utf8))
+        let line = await interrupt.readLine()
+        interrupt.restore()
+        guard let line, !line.isEmpty else {
+            FileHandle.standardError.write(Data("\npairing cancelled\n".utf8))
+            return nil
         }
-        interrupt.cancel()
-        signal(SIGINT, SIG_DFL)
-        return answer
-    }
-
-    /// One line from descriptor 0 with read(2), not stdio: a thread blocked in `readLine` holds the
-    /// stdin lock, and `exit` (after Ctrl-C cancelled the pairing) would wait for it forever.
-    static func readTerminalLine() -> String? {
-        var bytes: [UInt8] = []
-        var byte: UInt8 = 0
-        while read(STDIN_FILENO, &byte, 1) == 1 {
-            if byte == 0x0A { return String(decoding: bytes, as: UTF8.self) }
-            if byte != 0x0D { bytes.append(byte) }
-            if bytes.count > 1024 { break }
-        }
-        return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self)
-    }
-
-    /// Resumes a continuation once, whichever of the line or Ctrl-C comes first.
-    final class Once: @unchecked Sendable {
-        private var continuation: CheckedContinuation<String?, Never>?
-        private let lock = NSLock()
-        init(_ continuation: CheckedContinuation<String?, Never>) { self.continuation = continuation }
-        func resume(_ value: String?) {
-            lock.lock()
-            let pending = continuation
-            continuation = nil
-            lock.unlock()
-            pending?.resume(returning: value)
-        }
+        return line
     }
 }
 

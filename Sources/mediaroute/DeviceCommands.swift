@@ -1,5 +1,4 @@
 import ArgumentParser
-import Dispatch
 import Foundation
 import MediaRouteIPC
 import Synchronization
@@ -28,12 +27,13 @@ struct Devices: AsyncParsableCommand {
         latest.withLock { $0 = opened.objectValue?["entries"] ?? .array([]) }
         if watch {
             print(render(latest.withLock { $0 }))
-            signal(SIGINT, SIG_IGN)
-            let interrupt = DispatchSource.makeSignalSource(signal: SIGINT)
-            interrupt.setEventHandler { continuation.finish() }
-            interrupt.resume()
+            let interrupt = Interrupt()
+            Task {
+                await interrupt.wait()
+                continuation.finish()
+            }
             for await entries in changes { print("---\n" + render(entries)) }
-            interrupt.cancel()
+            interrupt.restore()
         } else {
             let deadline = ContinuousClock.now + .milliseconds(Int(wait * 1000))
             if let until {

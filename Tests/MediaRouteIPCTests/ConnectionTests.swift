@@ -1,3 +1,4 @@
+import CLinuxHelpers
 import Glibc
 @testable import MediaRouteIPC
 import Synchronization
@@ -109,9 +110,10 @@ struct ConnectionTests {
     }
 
     /// A handler that never answers, recording whether it saw cancellation.
-    private static func hangingHandlers(_ cancelled: Counter) -> RPCHandlers {
+    private static func hangingHandlers(_ cancelled: Counter, started: Counter = Counter()) -> RPCHandlers {
         var handlers = echoHandlers()
         handlers.onRequest("hang") { _ in
+            started.increment()
             do {
                 try await Task.sleep(for: .seconds(30))
             } catch {
@@ -154,10 +156,11 @@ struct ConnectionTests {
     }
 
     @Test func closingFailsEveryOutstandingRequest() async throws {
-        let cancelled = Counter()
-        let (server, client) = try await connectedPair(serverHandlers: Self.hangingHandlers(cancelled))
+        let cancelled = Counter(), started = Counter()
+        let (server, client) = try await connectedPair(serverHandlers: Self.hangingHandlers(cancelled, started: started))
         let tasks = (0..<3).map { _ in Task { try await client.request("hang") } }
-        try await waitUntil { await client.pendingRequestCount == 3 }
+        // Pending on the client is not yet received by the server: wait until all three run there.
+        try await waitUntil { started.count == 3 }
         await server.close()
         for task in tasks {
             do {
@@ -212,7 +215,7 @@ struct ConnectionTests {
     @Test func untakenDescriptorsAreClosed() async throws {
         let (server, client) = try await connectedPair()
         var ends: [Int32] = [0, 0]
-        pipe(&ends)
+        clh_pipe_cloexec(&ends)  // close-on-exec: a child another test spawns must not hold the write end
         // "echo" ignores the descriptor: the receiving side must close it, so the read end sees EOF.
         _ = try await client.request("echo", [:], descriptors: [ends[1]])
         close(ends[1])

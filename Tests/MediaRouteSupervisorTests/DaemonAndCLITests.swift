@@ -132,7 +132,7 @@ struct DaemonAndCLITests {
 
         let daemon = try #require(harness.daemon)
         kill(daemon.pid, SIGTERM)
-        #expect(await Task.detached { daemon.waitForExit() }.value == .exited(0))
+        #expect(await daemon.exitStatus() == .exited(0))
         #expect(kill(Int32(pid), 0) != 0)
         #expect(!FileManager.default.fileExists(atPath: harness.socket))
         #expect(harness.log.contains("signal 15: stopping every driver"))
@@ -147,25 +147,36 @@ struct InteractiveCLITests {
     /// returns what the terminal showed and the exit status.
     private func atTerminal(_ harness: DaemonHarness, _ arguments: [String], after prompt: String) async throws -> (String, Int32) {
         let script = """
-        import os, pty, sys, time, select
+        import os, pty, sys, time, select, signal
         pid, fd = pty.fork()
         if pid == 0:
             os.execv(sys.argv[1], sys.argv[1:-1])
-        seen = b""
-        deadline = time.time() + 20
-        while sys.argv[-1].encode() not in seen and time.time() < deadline:
-            if select.select([fd], [], [], 0.2)[0]:
-                try: seen += os.read(fd, 4096)
-                except OSError: break
-        os.write(fd, b"\\x03")
-        while time.time() < deadline:
-            if not select.select([fd], [], [], 0.2)[0]: continue
-            try:
-                chunk = os.read(fd, 4096)
-                if not chunk: break
+        def read_until(deadline, marker=None):
+            global seen
+            while time.time() < deadline and (marker is None or marker not in seen):
+                if not select.select([fd], [], [], 0.2)[0]: continue
+                try:
+                    chunk = os.read(fd, 4096)
+                except OSError:
+                    return
+                if not chunk: return
                 seen += chunk
-            except OSError: break
-        _, status = os.waitpid(pid, 0)
+        seen = b""
+        read_until(time.time() + 30, sys.argv[-1].encode())
+        if sys.argv[-1].encode() not in seen:
+            os.kill(pid, signal.SIGKILL)
+            sys.stdout.write("NO PROMPT WITHIN 30 s: " + seen.decode(errors="replace"))
+            sys.exit(3)
+        os.write(fd, b"\\x03")
+        read_until(time.time() + 10)
+        for _ in range(100):
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done: break
+            time.sleep(0.1)
+        else:
+            os.kill(pid, signal.SIGKILL)
+            sys.stdout.write("STILL RUNNING 10 s AFTER CTRL-C: " + seen.decode(errors="replace"))
+            sys.exit(4)
         sys.stdout.write(seen.decode(errors="replace"))
         sys.exit(os.waitstatus_to_exitcode(status) & 0xff)
         """
@@ -176,7 +187,7 @@ struct InteractiveCLITests {
                                       arguments: [path, DaemonHarness.binary("mediaroute"), "--socket", harness.socket] + arguments + [prompt],
                                       standardOutput: out, standardError: out)
         close(out)
-        let status = await Task.detached { python.waitForExit() }.value
+        let status = await python.exitStatus()
         guard case .exited(let code) = status else { return ("", -1) }
         return ((try? String(contentsOfFile: harness.drivers.root + "/pty.out", encoding: .utf8)) ?? "", code)
     }
@@ -224,7 +235,7 @@ struct PeerCredentialTests {
                                                   "--socket", harness.socket, "drivers"],
                                       standardOutput: out, standardError: out)
         close(out)
-        let status = await Task.detached { nobody.waitForExit() }.value
+        let status = await nobody.exitStatus()
         let said = (try? String(contentsOfFile: harness.drivers.root + "/nobody.out", encoding: .utf8)) ?? ""
         #expect(status == .exited(1), "\(said)")
         #expect(said.contains("did not accept the connection"), "\(said)")

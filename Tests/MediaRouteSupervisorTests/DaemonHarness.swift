@@ -41,7 +41,7 @@ final class DaemonHarness: @unchecked Sendable {
                                               standardOutput: stdout, standardError: stderr) else {
             return Result(status: .exited(-1), output: "", error: "could not start mediaroute")
         }
-        let status = await Task.detached { process.waitForExit() }.value
+        let status = await process.exitStatus()
         return Result(status: status, output: (try? String(contentsOfFile: out + ".out", encoding: .utf8)) ?? "",
                       error: (try? String(contentsOfFile: out + ".err", encoding: .utf8)) ?? "")
     }
@@ -49,7 +49,7 @@ final class DaemonHarness: @unchecked Sendable {
     func stop() async {
         if let daemon, daemon.exitIfEnded() == nil {
             kill(daemon.pid, SIGTERM)
-            _ = await Task.detached { daemon.waitForExit() }.value
+            _ = await daemon.exitStatus()
         }
         daemon = nil
     }

@@ -91,7 +91,8 @@ final class SupervisorHarness: @unchecked Sendable {
 
     /// Tells a running test driver to misbehave.
     func command(_ protocolID: String, _ word: String) throws {
-        try Data(word.utf8).write(to: URL(fileURLWithPath: "\(state)/drivers/\(protocolID)/command"))
+        // Atomically (a temporary file renamed into place): the driver polls and must never see it half written.
+        try Data(word.utf8).write(to: URL(fileURLWithPath: "\(state)/drivers/\(protocolID)/command"), options: .atomic)
     }
 
     func status(_ protocolID: String) async -> DriverStatus? {

@@ -1,4 +1,6 @@
+import CLinuxHelpers
 import Glibc
+import Synchronization
 
 /// A child process, optionally given one end of a socketpair as descriptor 3, in its own process group.
 ///
@@ -12,6 +14,8 @@ public final class ChildProcess: Sendable {
 
     public let pid: pid_t
     public let executable: String
+    /// Set once the child is reaped: a pid is reaped once, and every later question must get the same answer.
+    private let reaped = Mutex<Termination?>(nil)
 
     /// Starts `executable` with `arguments`; `socket`, if given, becomes the child's descriptor 3, and
     /// `environment` (if given) replaces the inherited one. Standard output and error go to the
@@ -30,6 +34,9 @@ public final class ChildProcess: Sendable {
         }
         if let standardOutput { posix_spawn_file_actions_adddup2(&actions, standardOutput, 1) }
         if let standardError { posix_spawn_file_actions_adddup2(&actions, standardError, 2) }
+        // Nothing else crosses over: a descriptor some library opened without close-on-exec would
+        // otherwise keep a pipe or socket of ours open for as long as the child lives.
+        _ = clh_spawn_close_from(&actions, socket == nil ? 3 : Self.socketDescriptor + 1)
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
@@ -72,26 +79,77 @@ public final class ChildProcess: Sendable {
     public enum Termination: Sendable, Equatable, CustomStringConvertible {
         case exited(Int32)
         case signalled(Int32)
+        /// Something outside this object reaped the child, so its status is lost.
+        case unknown
         public var description: String {
             switch self {
             case .exited(let code): "exited with status \(code)"
             case .signalled(let signal): "killed by signal \(signal) (\(String(cString: strsignal(signal))))"
+            case .unknown: "ended (its status was collected elsewhere)"
             }
+        }
+    }
+
+    /// Waits for the child to end without blocking any thread: a pidfd watched by the event loop.
+    /// Use this from async code; a blocking wait there would hold one of the few cooperative threads.
+    public func exitStatus(loop: EventLoop = .shared) async -> Termination {
+        if let ended = exitIfEnded() { return ended }
+        let pidFD = clh_pidfd_open(pid)
+        guard pidFD >= 0 else { return await pollExit(loop: loop) }
+        return await withCheckedContinuation { continuation in
+            loop.execute {
+                do {
+                    // The pidfd is readable once the child has ended, even if that was before now.
+                    _ = try DescriptorWatcher(fd: pidFD, loop: loop) { watcher in
+                        guard let ended = self.exitIfEnded() else { return }
+                        watcher.cancel()
+                        continuation.resume(returning: ended)
+                    }
+                } catch {
+                    close(pidFD)
+                    Task { continuation.resume(returning: await self.pollExit(loop: loop)) }
+                }
+            }
+        }
+    }
+
+    /// Without a pidfd (a kernel before 5.3): asks every 10 ms on the loop's timers, which a
+    /// cancelled task cannot turn into a busy loop.
+    private func pollExit(loop: EventLoop) async -> Termination {
+        await withCheckedContinuation { continuation in
+            @Sendable func check() {
+                if let ended = exitIfEnded() { return continuation.resume(returning: ended) }
+                _ = loop.schedule(after: .milliseconds(10)) { check() }
+            }
+            loop.execute { check() }
         }
     }
 
     /// Blocks until the child ends. Call from a thread that may block, not from the event loop.
     public func waitForExit() -> Termination {
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        return Self.termination(status)
+        reap(options: 0) ?? .unknown
     }
 
-    /// Reaps the child if it has ended, without blocking.
+    /// Reaps the child if it has ended, without blocking; the same answer every time after that.
     public func exitIfEnded() -> Termination? {
+        reap(options: WNOHANG)
+    }
+
+    private func reap(options: Int32) -> Termination? {
+        if let known = reaped.withLock({ $0 }) { return known }
         var status: Int32 = 0
-        guard waitpid(pid, &status, WNOHANG) == pid else { return nil }
-        return Self.termination(status)
+        var result: pid_t
+        repeat { result = waitpid(pid, &status, options) } while result < 0 && errno == EINTR
+        let notOurChild = result < 0 && errno == ECHILD
+        return reaped.withLock { known in
+            if let known { return known }  // another thread reaped it while we asked
+            if notOurChild {
+                known = .unknown
+            } else if result == pid {
+                known = Self.termination(status)
+            }
+            return known
+        }
     }
 
     static func termination(_ status: Int32) -> Termination {

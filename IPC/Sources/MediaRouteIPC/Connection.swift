@@ -90,16 +90,18 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
         self.sendLimit = FrameDecoder.defaultMaximumFrameLength
     }
 
+    /// Everything happens inside the continuation's closure: entering `withUnsafeThrowingContinuation`
+    /// may suspend, and a hello processed before the waiter exists would leave it waiting forever.
     private func handshake() async throws -> Hello {
-        do {
-            try UnixSocket.setNonBlocking(fd)
-            try loop.register(fd: fd, events: Self.readEvents, handler: self)
-        } catch {
-            close(reason: RPCError(.connectionClosed, "cannot use the socket to \(label): \(error)"))
-            throw closeReason!
-        }
-        return try await withUnsafeThrowingContinuation { continuation in
+        try await withUnsafeThrowingContinuation { continuation in
             handshakeWaiter = continuation
+            do {
+                try UnixSocket.setNonBlocking(fd)
+                try loop.register(fd: fd, events: Self.readEvents, handler: self)
+            } catch {
+                close(reason: RPCError(.connectionClosed, "cannot use the socket to \(label): \(error)"))
+                return
+            }
             handshakeTimer = loop.schedule(after: configuration.handshakeTimeout) { [unowned self] in
                 self.assumeIsolated { connection in
                     connection.close(reason: RPCError(.handshakeRequired, "\(connection.label) did not complete the hello handshake within \(connection.configuration.handshakeTimeout)"))
@@ -137,6 +139,8 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
                     self.assumeIsolated { $0.abandon(id, because: nil) }
                 }
                 pending[id] = Pending(method: method, continuation: continuation, timer: timer, timeout: timeout)
+                // Cancelled before the request was pending: the cancellation handler found nothing to abandon.
+                if Task.isCancelled { abandon(id, because: CancellationError()) }
             }
         } onCancel: {
             loop.execute { self.assumeIsolated { $0.abandon(id, because: CancellationError()) } }
@@ -168,8 +172,10 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
 
     /// Waits until the connection closes, for any reason, and returns the reason.
     public func waitUntilClosed() async -> RPCError {
-        if let closeReason { return closeReason }
-        return await withUnsafeContinuation { closeWaiters.append($0) }
+        await withUnsafeContinuation { continuation in
+            // Checked here, not before: the connection may close while this call suspends on entry.
+            if let closeReason { continuation.resume(returning: closeReason) } else { closeWaiters.append(continuation) }
+        }
     }
 
     /// Requests sent and not yet answered.
@@ -217,8 +223,16 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
         while unsentByteCount >= configuration.outgoingHighWater {
             flush()
             if unsentByteCount < configuration.outgoingHighWater { break }
-            if let closeReason { throw closeReason }
-            try await withUnsafeThrowingContinuation { spaceWaiters.append($0) }
+            try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Void, Error>) in
+                // Checked again here: a flush or a close may have happened while this call suspended on entry.
+                if let closeReason {
+                    continuation.resume(throwing: closeReason)
+                } else if unsentByteCount < configuration.outgoingHighWater {
+                    continuation.resume()
+                } else {
+                    spaceWaiters.append(continuation)
+                }
+            }
         }
     }
 
@@ -292,7 +306,11 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
                     try UnixSocket.send(fd, UnsafeRawBufferPointer(rebasing: bytes[outSent..<end]), descriptors: attached)
                 }
             } catch {
-                if !closing { close(reason: RPCError(.connectionClosed, "cannot write to \(label): \(error)")) }
+                if !closing {
+                    let errno = (error as? IPCSystemError)?.errno
+                    let peerLeft = errno == .brokenPipe || errno == .connectionReset
+                    close(reason: RPCError(.connectionClosed, peerLeft ? "\(label) closed the connection" : "cannot write to \(label): \(error)"))
+                }
                 return
             }
             guard let written else {

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <spawn.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -60,6 +61,10 @@ static inline int clh_sockaddr_un(struct sockaddr_un *addr, const char *path) {
 /* A pipe whose two ends are close-on-exec (pipe2 with O_CLOEXEC). */
 int clh_pipe_cloexec(int fds[2]);
 
+/* Adds "close every descriptor >= lowest" to a posix_spawn: a child gets only what it is given,
+   even if a library in this process opened something without close-on-exec. */
+int clh_spawn_close_from(posix_spawn_file_actions_t *actions, int lowest);
+
 /* Accepts a connection, close-on-exec. */
 int clh_accept(int fd);
 
@@ -72,6 +77,10 @@ int clh_set_parent_death_signal(int signal);
 /* Makes stdout line-buffered (a driver's stdout is a pipe, fully buffered by default), without
    Swift touching the `stdout` global, which strict concurrency rejects. */
 void clh_line_buffer_stdout(void);
+
+/* From now on, `signal` writes one byte (its number) to `fd` instead of its default action. Installed
+   before this returns, unlike a Dispatch signal source, so a signal sent right after is never lost. */
+int clh_signal_to_pipe(int signal, int fd);
 
 /* The uid and pid of the process at the other end of a Unix socket. */
 int clh_peer_credentials(int fd, uid_t *uid, pid_t *pid);
