@@ -12,8 +12,10 @@ let package = Package(
     products: [
         .library(name: "MediaRouteIPC", targets: ["MediaRouteIPC"]),
         .library(name: "MediaDevice", targets: ["MediaDevice"]),
+        .library(name: "AVSystemRouting", targets: ["AVSystemRouting"]),
         .executable(name: "mediarouted", targets: ["mediarouted"]),
         .executable(name: "mediaroute", targets: ["mediaroute"]),
+        .executable(name: "mediaroute-player", targets: ["mediaroute-player"]),
         .executable(name: "mediaroute-bench", targets: ["mediaroute-bench"]),
     ],
     dependencies: [
@@ -46,6 +48,9 @@ let package = Package(
         // The driver SDK: a protocol driver is one @main type conforming to MediaDeviceExtension.
         .target(name: "MediaDevice", dependencies: ["MediaRouteIPC", "CLinuxHelpers"]),
 
+        // The app library: routes, sessions, playback control, data channels, route changes.
+        .target(name: "AVSystemRouting", dependencies: ["MediaDevice", "MediaRouteIPC"]),
+
         // The supervisor as a library (testable in-process), and its thin executable.
         .target(
             name: "MediaRouteSupervisor",
@@ -63,6 +68,12 @@ let package = Package(
             dependencies: ["MediaRouteIPC", "MediaDevice", "CLinuxHelpers", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
 
+        // The example app: plays on a route through AVSystemRouting alone.
+        .executableTarget(
+            name: "mediaroute-player",
+            dependencies: ["AVSystemRouting", "MediaDevice", "CLinuxHelpers", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
+
         // Benchmarks: each compares against a raw C baseline measured in the same run.
         .target(name: "CBenchBaseline"),
         .executableTarget(name: "mediaroute-bench-peer"),
@@ -77,11 +88,15 @@ let package = Package(
 
         .testTarget(name: "MediaRouteIPCTests", dependencies: ["MediaRouteIPC"]),
         // Real peers for tests (private dbus-daemon, ...), started and stopped by PID.
-        .target(name: "TestSupport", dependencies: ["MediaRouteIPC"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["MediaRouteIPC", "MediaRouteSupervisor", .product(name: "Logging", package: "swift-log")],
+                path: "Tests/TestSupport"),
         // A driver that crashes, hangs, floods, sends garbage or lies on command, for the crash-isolation tests.
         .executableTarget(name: "mediaroute-testdriver", dependencies: ["MediaDevice"], path: "Tests/TestDriver"),
         .testTarget(name: "MediaRouteSupervisorTests",
                     dependencies: ["MediaRouteSupervisor", "MediaDevice", "TestSupport", "mediaroute-testdriver", "mediarouted", "mediaroute"]),
+        .testTarget(name: "AVSystemRoutingTests",
+                    dependencies: ["AVSystemRouting", "MediaRouteSupervisor", "MediaDevice", "CLinuxHelpers", "TestSupport", "mediaroute-testdriver", "mediarouted",
+                                   "mediaroute", "mediaroute-player"]),
         .testTarget(name: "MediaDeviceTests", dependencies: ["MediaDevice", "MediaRouteIPC"]),
         .testTarget(name: "CAvahiTests", dependencies: ["CAvahi", "TestSupport"]),
         .testTarget(name: "CDBusTests", dependencies: ["CDBus", "TestSupport"]),

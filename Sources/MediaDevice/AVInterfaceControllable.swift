@@ -60,7 +60,7 @@ public typealias AVInterfaceControllable = AVInterfacePlaybackControllable & AVI
 // MARK: Wire form: a snapshot of every property, and writes of the settable ones.
 
 extension AVInterfaceMetadata {
-    var json: JSONValue {
+    public var json: JSONValue {
         var object = JSONObject()
         if let title { object["title"] = .string(title) }
         if let artist { object["artist"] = .string(artist) }
@@ -71,22 +71,7 @@ extension AVInterfaceMetadata {
 }
 
 @MainActor
-enum PlaybackSnapshot {
-    static func json(of control: any AVInterfaceControllable) -> JSONObject {
-        var object: JSONObject = [
-            "isPlaying": .bool(control.isPlaying), "state": .string(control.state.rawValue),
-            "position": .double(control.currentPlaybackPosition), "speed": .double(Double(control.playbackSpeed)),
-            "volume": .double(Double(control.volume)), "muted": .bool(control.isMuted),
-            "audioOptions": .array(control.audioOptions.map { .string($0) }),
-            "subtitleOptions": .array(control.subtitleOptions.map { .string($0) }),
-            "metadata": control.metadata.json,
-        ]
-        if let range = control.timeRange { object["timeRange"] = [.double(range.lowerBound), .double(range.upperBound)] }
-        if let audio = control.selectedAudioOption { object["selectedAudioOption"] = .string(audio) }
-        if let subtitle = control.selectedSubtitleOption { object["selectedSubtitleOption"] = .string(subtitle) }
-        return object
-    }
-
+enum PlaybackChanges {
     /// Applies the members present in `changes` through the driver's setters, in a fixed order
     /// (seek before play, so "seek to 30 s and play" starts at 30 s).
     static func apply(_ changes: JSONObject, to control: any AVInterfaceControllable) throws(RPCError) {

@@ -67,7 +67,7 @@ enum DriverRuntime {
     /// Sends the state of each session whose state changed since last sent (or all, if `force`).
     static func publishPlaybackState(force: Bool, only session: String?) {
         for (id, control) in playbackControls where session == nil || session == id {
-            let snapshot = PlaybackSnapshot.json(of: control)
+            let snapshot = PlaybackStatus(of: control).json
             guard force || lastSnapshots[id] != snapshot else { continue }
             lastSnapshots[id] = snapshot
             routingManager.post(DriverMethod.playbackState, ["session": .string(id), "state": .object(snapshot)])
@@ -145,8 +145,8 @@ enum DriverRuntime {
             guard let control = playbackControls[session.id] else {
                 throw RPCError(RPCError.Code(MediaDeviceError.Code.sessionFailed.rawValue), "\(session) has no playback in progress")
             }
-            try PlaybackSnapshot.apply(params["changes"]?.objectValue ?? [:], to: control)
-            let snapshot = PlaybackSnapshot.json(of: control)
+            try PlaybackChanges.apply(params["changes"]?.objectValue ?? [:], to: control)
+            let snapshot = PlaybackStatus(of: control).json
             lastSnapshots[session.id] = snapshot
             return .object(snapshot)
         }

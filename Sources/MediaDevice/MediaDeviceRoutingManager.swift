@@ -63,7 +63,7 @@ public final class MediaDeviceRoutingManager: Sendable {
     @MainActor
     public func started(application: String?, playbackControl: any AVInterfaceControllable, session: MediaOutputSession) {
         DriverRuntime.playbackControls[session.id] = playbackControl
-        var params: JSONObject = ["session": .string(session.id), "state": .object(PlaybackSnapshot.json(of: playbackControl))]
+        var params: JSONObject = ["session": .string(session.id), "state": .object(PlaybackStatus(of: playbackControl).json)]
         if let application { params["application"] = .string(application) }
         DriverRuntime.lastSnapshots[session.id] = params["state"]?.objectValue
         post(DriverMethod.sessionStarted, params)

@@ -3,35 +3,73 @@ import MediaRouteIPC
 import Synchronization
 
 /// An activated device: the route apps and the CLI play to, until it is deactivated or its driver dies.
+/// Used only on the supervisor's executor.
 final class ActiveRoute: @unchecked Sendable {
     let session: MediaOutputSession
     let record: DriverRecord
-    let device: MediaOutputDevice
-    /// The connection that activated it (the CLI or an app), if it is still there.
+    /// Replaced when the driver reports new properties for the device.
+    var device: MediaOutputDevice
+    /// The connection that activated it (an app), if it is still there; nil for the operator's routes.
     let owner: ObjectIdentifier?
+    /// Whether the driver runs several sessions at once: a second media session on this device then
+    /// gets an activation of its own (a child route) instead of being refused.
+    let simultaneousSessions: Bool
+    /// For a child route: the route it was opened beside, and ends with.
+    let parent: String?
+
+    // The media session playing on this route, if any.
+    /// The application on the device that handles the session (`started(application:...)`); nil = its player.
     var application: String?
     var url: String?
-    /// The driver's latest playback snapshot while a session plays.
+    /// The driver's latest playback state while a session plays.
     var playback: JSONObject?
+    /// The app that started the session, which alone sees its state and its data.
+    var mediaOwner: ObjectIdentifier?
+    /// A session start is in progress: the route is taken.
+    var isStartingSession = false
+
     var volume: Double?
     var muted: Bool?
 
-    init(session: MediaOutputSession, record: DriverRecord, device: MediaOutputDevice, owner: ObjectIdentifier?) {
+    init(session: MediaOutputSession, record: DriverRecord, device: MediaOutputDevice, owner: ObjectIdentifier?,
+         simultaneousSessions: Bool, parent: String? = nil) {
         self.session = session
         self.record = record
         self.device = device
         self.owner = owner
+        self.simultaneousSessions = simultaneousSessions
+        self.parent = parent
     }
+
+    var hasSession: Bool { playback != nil || isStartingSession }
 
     var json: JSONValue {
         var object: JSONObject = ["session": .string(session.id), "protocol": .string(record.id),
-                                  "protocolName": .string(record.manifest.displayName), "device": device.json]
+                                  "protocolName": .string(record.manifest.displayName), "device": device.json,
+                                  "simultaneousSessions": .bool(simultaneousSessions), "busy": .bool(hasSession)]
+        if let parent { object["parent"] = .string(parent) }
         if let application { object["application"] = .string(application) }
         if let url { object["url"] = .string(url) }
         if let playback { object["playback"] = .object(playback) }
         if let volume { object["volume"] = .double(volume) }
         if let muted { object["muted"] = .bool(muted) }
         return .object(object)
+    }
+
+    /// Forgets the media session; returns its last state, paused if it was playing (the privacy rule:
+    /// playback that loses its output stops, it never continues somewhere else).
+    @discardableResult
+    func endSession() -> JSONObject? {
+        guard var state = playback else { return nil }
+        if state["isPlaying"] == .bool(true) {
+            state["isPlaying"] = .bool(false)
+            state["state"] = .string("paused")
+        }
+        playback = nil
+        url = nil
+        application = nil
+        mediaOwner = nil
+        return state
     }
 }
 

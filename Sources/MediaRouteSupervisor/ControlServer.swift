@@ -5,15 +5,16 @@ import MediaRouteIPC
 import Synchronization
 
 /// The supervisor's public socket: the CLI (role `control`) and apps (role `app`) connect here.
-/// Each client's pickers close and its pairing prompts are cancelled when it disconnects.
+/// Each client's pickers close, its pairing prompts are cancelled, and (for apps) its sessions stop
+/// when it disconnects.
 public final class ControlServer: Sendable {
     public let path: String
     private let listener: UnixListener
 
     public static func start(path: String, supervisor: Supervisor, logger: Logger) async throws -> ControlServer {
-        let started = ContinuousClock.now
+        let context = ControlContext(supervisor: supervisor, logger: logger, started: .now, socketPath: path)
         let listener = try await UnixListener(path: path, loop: supervisor.loop, onRefused: { logger.warning("\($0)") }) { socket, pid in
-            Task { await ControlClient.serve(socket: socket, pid: pid, supervisor: supervisor, logger: logger, started: started, socketPath: path) }
+            Task { await ControlClient.serve(socket: socket, pid: pid, context: context) }
         }
         return ControlServer(path: path, listener: listener)
     }
@@ -26,154 +27,62 @@ public final class ControlServer: Sendable {
     public func close() { listener.close() }
 }
 
-/// One connected client and the pickers it holds open.
+/// What every client's handlers share.
+struct ControlContext: Sendable {
+    let supervisor: Supervisor
+    let logger: Logger
+    let started: ContinuousClock.Instant
+    let socketPath: String
+}
+
+/// One connected client: the pickers it holds open and, for an app, who it is.
 final class ControlClient: Sendable {
     let pickers = Mutex<[Int]>([])
+    /// Set during the handshake when the client is an app; nil for the operator's CLI.
+    let app = Mutex<AppIdentity?>(nil)
 
-    static func serve(socket: Int32, pid: pid_t, supervisor: Supervisor, logger: Logger, started: ContinuousClock.Instant, socketPath: String) async {
+    var id: ObjectIdentifier { ObjectIdentifier(self) }
+
+    static func serve(socket: Int32, pid: pid_t, context: ControlContext) async {
         let client = ControlClient()
+        var configuration = ConnectionConfiguration(label: "client (pid \(pid))")
+        configuration.acceptHello = { hello throws(RPCError) in
+            guard hello.role == .app else { return }
+            let identity = try AppIdentity(id: client.id, hello: hello)
+            client.app.withLock { $0 = identity }
+        }
+        var handlers = RPCHandlers()
+        ControlRequests.register(in: &handlers, client: client, context: context)
+        AppRequests.register(in: &handlers, client: client, context: context)
         let connection: Connection
         do {
-            connection = try await Connection.open(
-                socket: socket, hello: Hello(role: .supervisor, name: "mediarouted"), side: .acceptor(acceptingRoles: [.control, .app]),
-                loop: supervisor.loop, configuration: ConnectionConfiguration(label: "client (pid \(pid))"),
-                handlers: handlers(client, supervisor: supervisor, started: started, socketPath: socketPath))
+            connection = try await Connection.open(socket: socket, hello: Hello(role: .supervisor, name: "mediarouted"),
+                                                   side: .acceptor(acceptingRoles: [.control, .app]), loop: context.supervisor.loop,
+                                                   configuration: configuration, handlers: handlers)
         } catch {
-            logger.notice("client (pid \(pid)) did not connect: \(error)")
+            context.logger.notice("client (pid \(pid)) did not connect: \(error)")
             return
         }
+        let app = client.app.withLock { $0 }
+        var subscription: Int?
+        if let app { subscription = await AppRequests.forwardEvents(to: connection, app: app, supervisor: context.supervisor) }
         _ = await connection.waitUntilClosed()
-        for picker in client.pickers.withLock({ $0 }) { await supervisor.closePicker(picker) }
-        if await connection.peer?.role == .app { await supervisor.dropRoutes(ownedBy: ObjectIdentifier(client)) }
-    }
-
-    private static func handlers(_ client: ControlClient, supervisor: Supervisor, started: ContinuousClock.Instant, socketPath: String) -> RPCHandlers {
-        var handlers = RPCHandlers()
-        /// Runs `body` with the request; media-device errors travel with their own codes.
-        func on(_ method: String, _ body: @escaping @Sendable (IncomingRequest) async throws -> JSONValue) {
-            handlers.onRequest(method) { request in
-                do {
-                    return RPCReply(try await body(request))
-                } catch let error as MediaDeviceError {
-                    throw error.rpcError
-                }
-            }
-        }
-
-        on("status") { _ in
-            let drivers = await supervisor.driverStatuses()
-            return ["pid": .integer(Int64(getpid())), "uptimeSeconds": .integer((ContinuousClock.now - started).milliseconds / 1000),
-                    "socket": .string(socketPath), "drivers": .array(drivers.map(\.json)),
-                    "routes": .array(await supervisor.activeRoutes()), "recentEvents": .array(await supervisor.recentEvents.map { .string($0) })]
-        }
-        on("drivers.list") { _ in ["drivers": .array(await supervisor.driverStatuses().map(\.json))] }
-        on("picker.open") { request in
-            let box = PickerBox()
-            let (id, entries) = await supervisor.openPicker { entries in
-                guard let picker = box.id.withLock({ $0 }) else { return }
-                request.connection.post("picker.changed", ["picker": .integer(Int64(picker)), "entries": .array(entries.map(\.json))])
-            }
-            box.id.withLock { $0 = id }
-            client.pickers.withLock { $0.append(id) }
-            return ["picker": .integer(Int64(id)), "entries": .array(entries.map(\.json))]
-        }
-        on("picker.close") { request in
-            let id = request.params["picker"]?.integerValue.map { Int($0) }
-            let owned = client.pickers.withLock { pickers in
-                guard let id, let index = pickers.firstIndex(of: id) else { return false }
-                pickers.remove(at: index)
-                return true
-            }
-            guard owned, let id else { throw RPCError.invalidParams("\"picker\" must be a picker this client opened") }
-            await supervisor.closePicker(id)
-            return .null
-        }
-        on("driver.restart") { request in
-            try await supervisor.restartDriver(try request.params.requiredString("protocol"))
-            return .null
-        }
-        on("driver.enable") { request in
-            try await supervisor.enableDriver(try request.params.requiredString("protocol"))
-            return .null
-        }
-        on("driver.disable") { request in
-            try await supervisor.disableDriver(try request.params.requiredString("protocol"))
-            return .null
-        }
-        on("device.prefer") { request in
-            let params = request.params
-            try await supervisor.setPreferredProtocol(try params.requiredString("protocol"), forDevice: try params.requiredString("device"))
-            return .null
-        }
-        on("device.activate") { request in
-            let params = request.params
-            let owner = await request.connection.peer?.role == .app ? ObjectIdentifier(client) : nil
-            return try await supervisor.activate(try params.requiredString("device"), protocolID: params["protocol"]?.stringValue, owner: owner) { pairing in
-                // Pairing prompts go to the client that started the activation; no answer cancels.
-                let question: JSONObject = ["device": .string(pairing.deviceName), "protocolName": .string(pairing.protocolName),
-                                            "reason": .string(pairing.reason), "authorizationMethod": pairing.method.json]
-                return try? await request.connection.request("pairing.request", question, timeout: .seconds(300)).result.objectValue?["code"]?.stringValue
-            }
-        }
-        on("device.deactivate") { request in
-            try await supervisor.deactivate(try request.params.requiredString("device"))
-            return .null
-        }
-        on("session.start") { request in
-            let params = request.params
-            return try await supervisor.startSession(try params.requiredString("device"), url: try params.requiredString("url"), application: params["application"]?.stringValue)
-        }
-        on("playback.set") { request in
-            let params = request.params
-            return try await supervisor.setPlayback(try params.requiredString("device"), params["changes"]?.objectValue ?? [:])
-        }
-        on("session.stop") { request in
-            try await supervisor.stopSession(try request.params.requiredString("device"))
-            return .null
-        }
-        on("volume") { request in
-            let params = request.params
-            let device = try params.requiredString("device")
-            let action: Supervisor.VolumeAction
-            switch params["action"]?.stringValue {
-            case "get"?, nil: action = .get
-            case "set"?:
-                guard let level = params["value"]?.doubleValue else { throw RPCError.invalidParams("volume set needs a \"value\" from 0 to 1") }
-                action = .set(level)
-            case "change"?:
-                guard let steps = params["value"]?.integerValue else { throw RPCError.invalidParams("volume change needs an integer \"value\"") }
-                action = .change(Int(steps))
-            case "mute"?: action = .mute
-            case "unmute"?: action = .unmute
-            case let other?: throw RPCError.invalidParams("unknown volume action \"\(other)\"; use get, set, change, mute or unmute")
-            }
-            return try await supervisor.volume(device, action)
-        }
-        on("routes.list") { _ in ["routes": .array(await supervisor.activeRoutes())] }
-        return handlers
+        if let subscription { await context.supervisor.unsubscribe(subscription) }
+        for picker in client.pickers.withLock({ $0 }) { await context.supervisor.closePicker(picker) }
+        if let app { await context.supervisor.clientLeft(client.id, name: "app \(app.applicationIdentifier)") }
     }
 }
 
-/// The picker id, known only after `openPicker` returns, for the change callback.
-private final class PickerBox: Sendable {
-    let id = Mutex<Int?>(nil)
-}
-
-extension PickerEntry {
-    var json: JSONValue {
-        ["name": .string(name), "preferredProtocol": .string(preferredProtocol),
-         "routes": .array(routes.map { ["protocol": .string($0.protocolID), "protocolName": .string($0.protocolName), "device": $0.device.json] })]
-    }
-}
-
-extension DriverStatus {
-    var json: JSONValue {
-        var object: JSONObject = ["protocol": .string(protocolID), "displayName": .string(displayName), "manifest": .string(manifestPath),
-                                  "state": .string(state.description), "restarts": .integer(Int64(restarts)), "devices": .integer(Int64(deviceCount))]
-        if let pid { object["pid"] = .integer(Int64(pid)) }
-        if let uptime { object["uptimeSeconds"] = .integer(uptime.milliseconds / 1000) }
-        if let lastExit { object["lastExit"] = .string(lastExit) }
-        return .object(object)
+extension RPCHandlers {
+    /// Registers `body` for `method`; media-device errors travel with their own codes.
+    mutating func on(_ method: String, _ body: @escaping @Sendable (IncomingRequest) async throws -> JSONValue) {
+        onRequest(method) { request in
+            do {
+                return RPCReply(try await body(request))
+            } catch let error as MediaDeviceError {
+                throw error.rpcError
+            }
+        }
     }
 }
 

@@ -1,11 +1,15 @@
 import Foundation
+import Logging
 import MediaDevice
 import MediaRouteIPC
 
-/// Activation, pairing, sessions, playback and volume: the part of the lifecycle after the picker.
+/// Activation, pairing, sessions, playback, volume and data: the part of the lifecycle after the picker.
 extension Supervisor {
     /// How long a driver may take to report an activation or session outcome.
     static let outcomeTimeout: Duration = .seconds(60)
+
+    /// The largest data-channel message, in bytes (base64 on the wire stays far under the frame limit).
+    public static let maximumDataMessage = 1 << 20
 
     /// Finds a picker entry by name (case- and space-insensitive) or a device by id.
     func resolve(_ device: String, protocolID: String?) throws -> (DriverRecord, MediaOutputDevice) {
@@ -22,25 +26,34 @@ extension Supervisor {
         return (try record(route.protocolID), route.device)
     }
 
-    /// The active route to `device` (by name, id or session id).
+    /// The active route to `device`: a session id, or a device name or id (its main route, not a child).
     func activeRoute(_ device: String) throws -> ActiveRoute {
         let key = PickerEntry.key(device)
-        if let route = routes[device] ?? routes.values.first(where: { PickerEntry.key($0.device.displayName) == key || $0.device.id == device }) {
+        if let route = routes[device] ?? routes.values.first(where: { $0.parent == nil && (PickerEntry.key($0.device.displayName) == key || $0.device.id == device) }) {
             return route
         }
         throw MediaDeviceError(.deviceNotFound, "\"\(device)\" is not active; `mediaroute activate \"\(device)\"` first")
     }
+
+    // MARK: Activation
 
     /// Activates a device, asking `pairing` for a code when the driver wants one (nil: cancelled).
     /// Returns the active route; activating an active device returns its route.
     public func activate(_ device: String, protocolID: String? = nil, owner: ObjectIdentifier? = nil,
                          pairing: @escaping @Sendable (PairingRequest) async -> String?) async throws -> JSONValue {
         let (record, target) = try resolve(device, protocolID: protocolID)
-        if let existing = routes.values.first(where: { $0.record === record && $0.device.id == target.id }) { return existing.json }
+        if let existing = routes.values.first(where: { $0.parent == nil && $0.record === record && $0.device.id == target.id }) { return existing.json }
         let process = try await ensureRunning(record)
         if !process.supportsSimultaneousSessions, let busy = routes.values.first(where: { $0.record === record }) {
             throw MediaDeviceError(.busy, "driver \(record.id) runs one session at a time and \(busy.device.displayName) is active; deactivate it first")
         }
+        return try await openRoute(record, target, owner: owner, simultaneous: process.supportsSimultaneousSessions, parent: nil, pairing: pairing).json
+    }
+
+    /// One activation through the driver, with the pairing dialogue it asks for; the new route is
+    /// registered and, unless it is a child route, announced to apps.
+    private func openRoute(_ record: DriverRecord, _ target: MediaOutputDevice, owner: ObjectIdentifier?, simultaneous: Bool, parent: String?,
+                           pairing: @escaping @Sendable (PairingRequest) async -> String?) async throws -> ActiveRoute {
         let session = MediaOutputSession(id: makeSessionID())
         let mailbox = SessionMailbox(record: record)
         mailboxes[session.id] = mailbox
@@ -54,11 +67,12 @@ extension Supervisor {
         while true {
             switch await mailbox.next() {
             case .activated:
-                let route = ActiveRoute(session: session, record: record, device: target, owner: owner)
+                let route = ActiveRoute(session: session, record: record, device: target, owner: owner, simultaneousSessions: simultaneous, parent: parent)
                 routes[session.id] = route
                 record.cancelIdleTimer(loop)
-                logger.info("route active: \(target.displayName) through \(record.id) (\(session))")
-                return route.json
+                logger.info("route active: \(target.displayName) through \(record.id) (\(session))\(parent.map { " beside \($0)" } ?? "")")
+                if parent == nil { publish(.activated(route: route.json, protocolID: record.id)) }
+                return route
             case .activationFailed(let error), .aborted(let error):
                 throw error
             case .pairingRequested(let reason, let method):
@@ -72,25 +86,131 @@ extension Supervisor {
         }
     }
 
-    public func deactivate(_ device: String) async throws {
+    /// Ends a route on someone's request: the operator's, or the app that activated it.
+    public func deactivate(_ device: String, by who: String = "the operator") async throws {
         let route = try activeRoute(device)
-        routes[route.session.id] = nil
-        if case .running = route.record.phase {
-            _ = try? await call(route.record, DriverMethod.deactivate, ["device": route.device.json, "session": .string(route.session.id)])
+        await endRoute(route, reason: .override, message: "deactivated by \(who)")
+    }
+
+    /// Ends a route (and the child routes beside it): apps are told at once, then the driver is asked
+    /// to pause (when the device went away while playing) and to deactivate the device.
+    func endRoute(_ route: ActiveRoute, reason: RouteChangeReason, message: String) async {
+        let ended = detach(route, reason: reason, message: message)
+        guard case .running = route.record.phase else { return }
+        for (gone, wasPlaying) in ended {
+            if wasPlaying && reason == .oldDeviceUnavailable {
+                _ = try? await call(gone.record, DriverMethod.setPlayback, ["session": .string(gone.session.id), "changes": ["isPlaying": false]])
+            }
+            _ = try? await call(gone.record, DriverMethod.deactivate, ["device": gone.device.json, "session": .string(gone.session.id)])
         }
-        logger.info("route inactive: \(route.device.displayName) (\(route.session)), deactivated")
         scheduleIdleExit(route.record)
     }
 
-    /// Starts playing `url` on an active route; returns the route with its first playback state.
+    /// Removes a route and its children from the supervisor's books and tells apps, without talking
+    /// to the driver (it may be dead). Returns the routes removed and whether each was playing.
+    @discardableResult
+    func detach(_ route: ActiveRoute, reason: RouteChangeReason, message: String) -> [(ActiveRoute, Bool)] {
+        guard routes[route.session.id] === route else { return [] }
+        var removed: [(ActiveRoute, Bool)] = []
+        for child in routes.values where child.parent == route.session.id {
+            removed += detach(child, reason: reason, message: message)
+        }
+        routes[route.session.id] = nil
+        let wasPlaying = route.playback?["isPlaying"] == .bool(true)
+        endMediaSession(on: route, error: MediaDeviceError(reason == .override ? .sessionFailed : .connectionFailed,
+                                                           "the route to \(route.device.displayName) ended: \(message)"))
+        if route.parent == nil {
+            publish(.deactivated(route: route.json, protocolID: route.record.id, reason: reason, message: message))
+            let level: Logger.Level = reason == .override || isShuttingDown ? .info : .error
+            logger.log(level: level, "route inactive: \(route.device.displayName) (\(route.session)): \(message)")
+            remember("\(route.device.displayName) deactivated: \(message)")
+        }
+        removed.append((route, wasPlaying))
+        return removed
+    }
+
+    /// Ends every route of a driver that died or stopped, and fails whatever waited on it.
+    func dropRoutes(of record: DriverRecord, reason: String) {
+        for route in routes.values where route.record === record && route.parent == nil {
+            detach(route, reason: isShuttingDown ? .override : .oldDeviceUnavailable, message: "driver \(record.id) \(reason)")
+        }
+        for mailbox in mailboxes.values where mailbox.record === record {
+            mailbox.deliver(.aborted(MediaDeviceError(.driverFailed, "driver \(record.id) \(reason)")))
+        }
+    }
+
+    /// The driver no longer sees these devices: their routes end, and what played on them pauses.
+    func devicesLost(_ ids: Set<String>, of record: DriverRecord) {
+        for route in routes.values where route.record === record && route.parent == nil && ids.contains(route.device.id) {
+            let name = route.device.displayName
+            // Detached now, so nothing new starts on it; the driver is told right after.
+            let ended = detach(route, reason: .oldDeviceUnavailable, message: "\(name) is no longer reachable")
+            Task {
+                for (gone, wasPlaying) in ended {
+                    if wasPlaying { _ = try? await self.call(gone.record, DriverMethod.setPlayback, ["session": .string(gone.session.id), "changes": ["isPlaying": false]]) }
+                    _ = try? await self.call(gone.record, DriverMethod.deactivate, ["device": gone.device.json, "session": .string(gone.session.id)])
+                }
+                self.scheduleIdleExit(record)
+            }
+        }
+    }
+
+    /// A driver reported new properties for devices; active routes to them take the new description.
+    func devicesChanged(_ devices: [MediaOutputDevice], of record: DriverRecord) {
+        for device in devices {
+            for route in routes.values where route.record === record && route.device.id == device.id && route.device != device {
+                route.device = device
+                if route.parent == nil { publish(.updated(route: route.json, protocolID: record.id)) }
+            }
+        }
+    }
+
+    func remember(_ event: String) {
+        recentEvents.append(event)
+        if recentEvents.count > 20 { recentEvents.removeFirst() }
+    }
+
+    // MARK: Sessions
+
+    /// Starts playing `url` on an active route (the operator's `play`); returns the route with its first playback state.
     public func startSession(_ device: String, url: String, application: String? = nil) async throws -> JSONValue {
+        try await play(on: try activeRoute(device), url: url, application: application, owner: nil).json
+    }
+
+    /// Starts an app's media session on one of its routes. A route already playing takes a second
+    /// session only if its driver runs simultaneous sessions: the session then gets an activation of
+    /// its own beside the route (a child route).
+    func startSession(onRoute routeSession: String, url: String, application: String?, app: AppIdentity) async throws -> JSONValue {
+        guard let route = routes[routeSession], route.parent == nil else {
+            throw MediaDeviceError(.deviceNotFound, "route \(routeSession) is not active (it may have been deactivated)")
+        }
+        try app.check(route)
+        var target = route
+        if route.hasSession {
+            guard route.simultaneousSessions else {
+                throw MediaDeviceError(.busy, "\(route.device.displayName) is already playing a session and driver \(route.record.id) runs one at a time")
+            }
+            target = try await openRoute(route.record, route.device, owner: app.id, simultaneous: true, parent: route.session.id) { _ in nil }
+        }
+        do {
+            return try await play(on: target, url: url, application: application, owner: app.id).json
+        } catch {
+            if target !== route { await endRoute(target, reason: .override, message: "its session did not start") }
+            throw error
+        }
+    }
+
+    private func play(on route: ActiveRoute, url: String, application: String?, owner: ObjectIdentifier?) async throws -> ActiveRoute {
         guard let parsed = URL(string: url), let scheme = parsed.scheme, ["http", "https", "file", "rtsp"].contains(scheme.lowercased()) else {
             throw MediaDeviceError(.sessionFailed, "\"\(url)\" is not a URL a device can play (http, https, rtsp or file)")
         }
-        let route = try activeRoute(device)
         guard route.device.capabilities.contains(.urlPlayback) else {
             throw MediaDeviceError(.unsupported, "\(route.device.displayName) cannot play URLs (its capabilities: \(route.device.capabilities.names.joined(separator: ", ")))")
         }
+        // The operator may replace what plays; the app whose session that was is told it ended.
+        endMediaSession(on: route, error: MediaDeviceError(.sessionFailed, "another session replaced it on \(route.device.displayName)"))
+        route.isStartingSession = true
+        defer { route.isStartingSession = false }
         let mailbox = SessionMailbox(record: route.record)
         mailboxes[route.session.id] = mailbox
         defer { mailboxes[route.session.id] = nil }
@@ -104,10 +224,15 @@ extension Supervisor {
         while true {
             switch await mailbox.next() {
             case .started(let app, let state):
+                guard routes[route.session.id] === route else {
+                    throw MediaDeviceError(.connectionFailed, "the route to \(route.device.displayName) ended while the session was starting")
+                }
                 route.application = app
                 route.url = url
                 route.playback = state
-                return route.json
+                route.mediaOwner = owner
+                if route.parent == nil { publish(.updated(route: route.json, protocolID: route.record.id)) }
+                return route
             case .sessionFailed(let error), .aborted(let error), .activationFailed(let error):
                 throw error
             case .activated, .pairingRequested:
@@ -116,22 +241,69 @@ extension Supervisor {
         }
     }
 
+    /// Forgets the session on a route and, if an app started it, tells that app it ended.
+    func endMediaSession(on route: ActiveRoute, error: MediaDeviceError) {
+        let owner = route.mediaOwner
+        guard let state = route.endSession() else { return }
+        if let owner { publish(.sessionEnded(session: route.session.id, owner: owner, state: state, error: error.json)) }
+    }
+
+    /// The route a session plays on, checked against the app asking (its own sessions only).
+    func sessionRoute(_ session: String, app: AppIdentity?) throws -> ActiveRoute {
+        guard let app else { return try activeRoute(session) }
+        guard let route = routes[session], route.playback != nil, route.mediaOwner == app.id else {
+            throw MediaDeviceError(.deviceNotFound, "session \(session) is not one of \(app.applicationIdentifier)'s playing sessions (it may have ended)")
+        }
+        return route
+    }
+
     /// Sets playback properties (isPlaying, position, speed, volume, muted, ...) of the session on `device`.
     public func setPlayback(_ device: String, _ changes: JSONObject) async throws -> JSONValue {
-        let route = try activeRoute(device)
+        try await setPlayback(session: device, changes, app: nil)
+    }
+
+    func setPlayback(session: String, _ changes: JSONObject, app: AppIdentity?) async throws -> JSONValue {
+        let route = try sessionRoute(session, app: app)
         guard route.playback != nil else { throw MediaDeviceError(.sessionFailed, "nothing is playing on \(route.device.displayName); `mediaroute play URL --to \"\(route.device.displayName)\"` first") }
         let state = try await call(route.record, DriverMethod.setPlayback, ["session": .string(route.session.id), "changes": .object(changes)])
-        route.playback = state.objectValue
+        if route.playback != nil, let state = state.objectValue {
+            route.playback = state
+            if let owner = route.mediaOwner { publish(.playback(session: route.session.id, owner: owner, state: state)) }
+        }
         return route.json
     }
 
     public func stopSession(_ device: String) async throws {
-        let route = try activeRoute(device)
+        try await stopSession(session: device, app: nil)
+    }
+
+    func stopSession(session: String, app: AppIdentity?) async throws {
+        let route = try sessionRoute(session, app: app)
         guard route.playback != nil else { throw MediaDeviceError(.sessionFailed, "nothing is playing on \(route.device.displayName)") }
         _ = try await call(route.record, DriverMethod.stopSession, ["session": .string(route.session.id)])
-        route.playback = nil
-        route.url = nil
+        if app == nil {
+            endMediaSession(on: route, error: MediaDeviceError(.sessionFailed, "stopped by the operator"))
+        } else {
+            route.endSession()
+        }
+        if route.parent != nil {
+            await endRoute(route, reason: .override, message: "its session stopped")
+        } else {
+            publish(.updated(route: route.json, protocolID: route.record.id))
+        }
     }
+
+    /// The driver reported that a session failed after it started (the device stopped, the media broke).
+    func sessionFailedLater(_ session: String, _ error: MediaDeviceError) {
+        guard let route = routes[session], route.playback != nil else { return }
+        logger.error("session on \(route.device.displayName) (\(session)) failed: \(error.message)")
+        route.playback?["state"] = .string("failed")
+        route.playback?["isPlaying"] = .bool(false)
+        endMediaSession(on: route, error: error)
+        if route.parent == nil { publish(.updated(route: route.json, protocolID: route.record.id)) }
+    }
+
+    // MARK: Volume and data
 
     public enum VolumeAction: Sendable {
         case get, set(Double), change(Int), mute, unmute
@@ -158,15 +330,44 @@ extension Supervisor {
         case .unmute: _ = try await call(route.record, DriverMethod.unmute, target)
         }
         let state = try await call(route.record, DriverMethod.getVolume, target)
-        route.volume = state.objectValue?["volume"]?.doubleValue
-        route.muted = state.objectValue?["muted"]?.boolValue
+        volumeChanged(route, volume: state.objectValue?["volume"]?.doubleValue, muted: state.objectValue?["muted"]?.boolValue)
         return route.json
+    }
+
+    func volumeChanged(_ route: ActiveRoute, volume: Double?, muted: Bool?) {
+        guard route.volume != volume || route.muted != muted else { return }
+        route.volume = volume
+        route.muted = muted
+        if route.parent == nil { publish(.updated(route: route.json, protocolID: route.record.id)) }
     }
 
     /// Sends `data` to the application `application` on the device of an active route
     /// (the driver's `receiveData(_:fromApplication:session:)`).
     public func sendData(_ data: [UInt8], toApplication application: String, device: String) async throws {
-        let route = try activeRoute(device)
+        try await forwardData(data, to: try activeRoute(device), application: application)
+    }
+
+    /// An app's data: on the route-level channel (`toRoute`) it is addressed from the app's own
+    /// identifier; on a session's channel, to the application the session launched on the device.
+    func sendData(_ data: [UInt8], toRoute routeSession: String?, orSession session: String?, app: AppIdentity) async throws {
+        if let routeSession {
+            guard let route = routes[routeSession], route.parent == nil else {
+                throw MediaDeviceError(.deviceNotFound, "route \(routeSession) is not active (it may have been deactivated); its data channel is closed")
+            }
+            try app.check(route)
+            try await forwardData(data, to: route, application: app.applicationIdentifier)
+        } else if let session {
+            let route = try sessionRoute(session, app: app)
+            guard let application = route.application else {
+                throw MediaDeviceError(.unsupported, "session \(session) plays in the device's player (.player mode), which has no data channel")
+            }
+            try await forwardData(data, to: route, application: application)
+        } else {
+            throw MediaDeviceError(.deviceNotFound, "data needs a \"route\" or a \"session\" to go to")
+        }
+    }
+
+    private func forwardData(_ data: [UInt8], to route: ActiveRoute, application: String) async throws {
         guard data.count <= Self.maximumDataMessage else {
             throw MediaDeviceError(.unsupported, "a data message of \(data.count) bytes is over the \(Self.maximumDataMessage)-byte limit; split it")
         }
@@ -174,28 +375,39 @@ extension Supervisor {
                                                                       "data": .string(Base64.encode(data))])
     }
 
-    /// The largest data-channel message, in bytes (base64 on the wire stays far under the frame limit).
-    public static let maximumDataMessage = 1 << 20
+    /// Data a device's application sent: for the app whose session it belongs to, else for the
+    /// route-level channel of the app the device named.
+    func dataFromDevice(_ bytes: [UInt8], session: String, application: String, record: DriverRecord) throws(RPCError) {
+        guard let route = routes[session], route.record === record else {
+            throw .invalidParams("sent data for session \(session), which is not one of its routes")
+        }
+        let sessionOwner = route.playback != nil && route.application == application ? route.mediaOwner : nil
+        publish(.data(route: route.parent ?? route.session.id, session: route.session.id, protocolID: record.id, application: application,
+                      sessionOwner: sessionOwner, bytes: bytes))
+    }
+
+    // MARK: Listing and clean-up
 
     public func activeRoutes() -> [JSONValue] { routes.values.sorted { $0.session.id < $1.session.id }.map(\.json) }
 
-    /// Ends every route of a driver that died or stopped, and fails whatever waited on it.
-    func dropRoutes(of record: DriverRecord, reason: String) {
-        for route in routes.values where route.record === record {
-            routes[route.session.id] = nil
-            logger.log(level: isShuttingDown ? .notice : .error, "route inactive: \(route.device.displayName) (\(route.session)): \(reason)")
-            recentEvents.append("\(route.device.displayName) deactivated: \(reason)")
-            if recentEvents.count > 20 { recentEvents.removeFirst() }
-        }
-        for mailbox in mailboxes.values where mailbox.record === record {
-            mailbox.deliver(.aborted(MediaDeviceError(.driverFailed, "driver \(record.id) \(reason)")))
-        }
+    /// The routes an app may see: of its protocols, children left out.
+    func routes(for app: AppIdentity) -> [JSONValue] {
+        routes.values.filter { $0.parent == nil && app.mayUse(protocol: $0.record.id) }.sorted { $0.session.id < $1.session.id }.map(\.json)
     }
 
-    /// Routes owned by a connection that went away are deactivated.
-    func dropRoutes(ownedBy owner: ObjectIdentifier) async {
-        for route in routes.values where route.owner == owner {
-            try? await deactivate(route.session.id)
+    /// A connection went away: the routes it activated end, and so do the sessions it started.
+    func clientLeft(_ owner: ObjectIdentifier, name: String) async {
+        for route in routes.values where route.owner == owner && route.parent == nil {
+            await endRoute(route, reason: .override, message: "\(name), which activated it, disconnected")
+        }
+        for route in routes.values where route.mediaOwner == owner {
+            route.endSession()
+            if route.parent != nil {
+                await endRoute(route, reason: .override, message: "\(name), whose session it carried, disconnected")
+            } else {
+                _ = try? await call(route.record, DriverMethod.stopSession, ["session": .string(route.session.id)])
+                publish(.updated(route: route.json, protocolID: route.record.id))
+            }
         }
     }
 }

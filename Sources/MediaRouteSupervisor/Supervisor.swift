@@ -31,13 +31,9 @@ public actor Supervisor {
     /// Activations and sessions waiting for their driver's report, by session id.
     var mailboxes: [String: SessionMailbox] = [:]
     private var nextSessionNumber = 1
-    /// Receives data a device's application sends toward the app of a session (session, application, bytes).
-    var applicationData: (@Sendable (String, String, [UInt8]) -> Void)?
-
-    /// Where data from devices' applications goes (the app connections hold the other end).
-    public func onApplicationData(_ handler: @escaping @Sendable (_ session: String, _ application: String, _ data: [UInt8]) -> Void) {
-        applicationData = handler
-    }
+    /// Told of every route event (the app connections), by subscription id.
+    private var subscribers: [Int: @Sendable (RouteEvent) -> Void] = [:]
+    private var nextSubscriberID = 1
 
     /// Route deactivations and the like, newest last, for `mediaroute status`.
     var recentEvents: [String] = []
@@ -430,10 +426,14 @@ public actor Supervisor {
             }
             record.upsert(device)
             supervisor.publishPicker()
+            supervisor.devicesChanged([device], of: record)
         }
         on(DriverMethod.lost) { supervisor, params throws(RPCError) in
             guard let id = params["id"]?.stringValue else { throw .invalidParams("device.lost needs the \"id\" of the device") }
-            if record.remove(id) { supervisor.publishPicker() }
+            if record.remove(id) {
+                supervisor.publishPicker()
+                supervisor.devicesLost([id], of: record)
+            }
         }
         on(DriverMethod.updated) { supervisor, params throws(RPCError) in
             guard let list = params["devices"]?.arrayValue, list.count <= Self.deviceLimit else {
@@ -441,8 +441,11 @@ public actor Supervisor {
             }
             var devices: [MediaOutputDevice] = []
             for value in list { devices.append(try Self.device(value, from: record)) }
+            let before = Set(record.devices.keys)
             record.replaceDevices(devices)
             supervisor.publishPicker()
+            supervisor.devicesChanged(devices, of: record)
+            supervisor.devicesLost(before.subtracting(record.devices.keys), of: record)
         }
         on(DriverMethod.activated) { supervisor, params throws(RPCError) in try supervisor.deliver(params, .activated) }
         on(DriverMethod.activationFailed) { supervisor, params throws(RPCError) in
@@ -458,17 +461,24 @@ public actor Supervisor {
             try supervisor.deliver(params, .started(application: params["application"]?.stringValue, state: params["state"]?.objectValue ?? [:]))
         }
         on(DriverMethod.sessionFailed) { supervisor, params throws(RPCError) in
-            try supervisor.deliver(params, .sessionFailed(MediaDeviceError(json: params["error"]) ?? MediaDeviceError(.sessionFailed)))
+            let error = MediaDeviceError(json: params["error"]) ?? MediaDeviceError(.sessionFailed)
+            guard let session = params["session"]?.stringValue else { throw .invalidParams("session.failed needs \"session\"") }
+            if supervisor.mailboxes[session] != nil {
+                try supervisor.deliver(params, .sessionFailed(error))
+            } else {
+                supervisor.sessionFailedLater(session, error)
+            }
         }
         on(DriverMethod.playbackState) { supervisor, params throws(RPCError) in
             guard let session = params["session"]?.stringValue, let state = params["state"]?.objectValue else { throw .invalidParams("playback.state needs \"session\" and \"state\"") }
-            supervisor.routes[session]?.playback = state
+            guard let route = supervisor.routes[session], route.record === record, route.playback != nil, !route.isStartingSession else { return }
+            route.playback = state
+            if let owner = route.mediaOwner { supervisor.publish(.playback(session: session, owner: owner, state: state)) }
         }
         on(DriverMethod.volumeChanged) { supervisor, params throws(RPCError) in
             guard let id = params["device"]?.stringValue else { throw .invalidParams("volume.changed needs \"device\"") }
             for route in supervisor.routes.values where route.record === record && route.device.id == id {
-                route.volume = params["volume"]?.doubleValue
-                route.muted = params["muted"]?.boolValue
+                supervisor.volumeChanged(route, volume: params["volume"]?.doubleValue, muted: params["muted"]?.boolValue)
             }
         }
         on(DriverMethod.dataToApplication) { supervisor, params throws(RPCError) in
@@ -476,10 +486,7 @@ public actor Supervisor {
                   let text = params["data"]?.stringValue, let data = Base64.decode(text) else {
                 throw .invalidParams("session.dataToApplication needs \"session\", \"application\" and base64 \"data\"")
             }
-            guard supervisor.routes[session]?.record === record else {
-                throw .invalidParams("sent data for session \(session), which is not one of its routes")
-            }
-            supervisor.applicationData?(session, application, data)
+            try supervisor.dataFromDevice(data, session: session, application: application, record: record)
         }
         on(DriverMethod.discoveryFailed) { supervisor, params throws(RPCError) in
             let error = MediaDeviceError(json: params["error"]) ?? MediaDeviceError(.discoveryFailed)
@@ -534,6 +541,21 @@ public actor Supervisor {
                 for watcher in supervisor.pickers.values { watcher(entries) }
             }
         }
+    }
+
+    // MARK: Route events
+
+    /// Calls `handler` on the supervisor's executor with every route event from now on, in order.
+    func subscribe(_ handler: @escaping @Sendable (RouteEvent) -> Void) -> Int {
+        defer { nextSubscriberID += 1 }
+        subscribers[nextSubscriberID] = handler
+        return nextSubscriberID
+    }
+
+    func unsubscribe(_ id: Int) { subscribers[id] = nil }
+
+    func publish(_ event: RouteEvent) {
+        for subscriber in subscribers.values { subscriber(event) }
     }
 
     private func saveOperatorState() throws {

@@ -3,6 +3,7 @@ import MediaDevice
 import MediaRouteIPC
 @testable import MediaRouteSupervisor
 import Testing
+import TestSupport
 
 @Suite("Supervisor: driver identity, discovery, crash containment", .timeLimit(.minutes(2)))
 struct CrashContainmentTests {
@@ -242,7 +243,9 @@ struct CrashContainmentTests {
         try harness.addDriver("org.test.data", devices: ["Hall TV"])
         let supervisor = try await harness.start()
         let (answers, continuation) = AsyncStream<(String, String, [UInt8])>.makeStream()
-        await supervisor.onApplicationData { continuation.yield(($0, $1, $2)) }
+        _ = await supervisor.subscribe { event in
+            if case .data(_, let session, _, let application, _, let bytes) = event { continuation.yield((session, application, bytes)) }
+        }
         let picker = await supervisor.openPicker { _ in }
         try await harness.waitUntil("listed") { await supervisor.pickerEntries().count == 1 }
         let route = try await supervisor.activate("Hall TV") { _ in nil }

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import MediaRouteIPC
 import Testing
+import TestSupport
 
 @Suite("mediarouted and the mediaroute CLI, as real processes", .timeLimit(.minutes(2)))
 struct DaemonAndCLITests {

@@ -6,11 +6,13 @@ import MediaDevice
 /// lies, the way a broken driver would.
 ///
 /// Arguments: `--protocol ID` (what it claims in the handshake), `--devices "Name A,Name B"`,
-/// `--crash-on-start`, `--crash-on-discovery`.
+/// `--crash-on-start`, `--crash-on-discovery`, `--simultaneous` (runs several sessions at once).
+/// Device-side events on command: `lose:NAME` (the device vanishes from the network),
+/// `volume:LEVEL` (someone turned the device's own knob), `fail-sessions` (the media stops playing).
 @main
 final class TestDriver: MediaDeviceExtension {
     let protocolType: UTType
-    var supportsSimultaneousSessions: Bool { false }
+    let supportsSimultaneousSessions: Bool
     lazy var routingManager: MediaDeviceRoutingManager = .routingManager(for: self)
     private let deviceNames: [String]
     private let crashOnDiscovery: Bool
@@ -22,6 +24,7 @@ final class TestDriver: MediaDeviceExtension {
         protocolType = UTType(exportedAs: value("--protocol") ?? "org.mediaroute.test")
         deviceNames = value("--devices")?.split(separator: ",").map(String.init) ?? []
         crashOnDiscovery = arguments.contains("--crash-on-discovery")
+        supportsSimultaneousSessions = arguments.contains("--simultaneous")
         if arguments.contains("--crash-on-start") { abort() }
         FileHandle.standardError.write(Data("test driver \(protocolType) up\n".utf8))
         print("a stray print must not break the channel")
@@ -49,6 +52,15 @@ final class TestDriver: MediaDeviceExtension {
         case "garbage": rawFrame(Array("{\"jsonrpc\":\"2.0\",".utf8))
         case "lie-device": rawFrame(Array(#"{"jsonrpc":"2.0","method":"device.found","params":{"device":{"id":"x","displayName":"Stolen TV","capabilities":["urlPlayback"],"protocol":"org.other.protocol"}}}"#.utf8))
         case "bad-reply": rawFrame(Array(#"{"jsonrpc":"2.0","id":987654,"result":null}"#.utf8))
+        case _ where command.hasPrefix("lose:"):
+            routingManager.lostDevice(device(String(command.dropFirst(5))))
+        case _ where command.hasPrefix("volume:"):
+            level = Float(command.dropFirst(7)) ?? level
+            for playback in sessions.values { playback.volume = level }
+            for name in deviceNames { routingManager.volumeChanged(for: device(name)) }
+        case "fail-sessions":
+            for id in sessions.keys { routingManager.sessionFailed(MediaOutputSession(id: id), error: MediaDeviceError(.sessionFailed, "the media stopped: decoder error")) }
+            sessions.removeAll()
         default: FileHandle.standardError.write(Data("test driver: unknown command \(command)\n".utf8))
         }
     }
@@ -97,7 +109,7 @@ final class TestDriver: MediaDeviceExtension {
         case let wrong?: routingManager.failedToActivateDevice(device, session: session, error: MediaDeviceError(.authorizationFailed, "\(device.displayName) refused the code \(wrong)"))
         }
     }
-    func deactivateDevice(_ device: MediaOutputDevice, session: MediaOutputSession) {}
+    func deactivateDevice(_ device: MediaOutputDevice, session: MediaOutputSession) { sessions[session.id] = nil }
     func setVolume(_ volume: Float, for device: MediaOutputDevice) { level = volume }
     func volume(for device: MediaOutputDevice) -> Float { level }
     func changeVolume(by increments: Int, for device: MediaOutputDevice) { level = min(1, max(0, level + Float(increments) * 0.05)) }
@@ -125,9 +137,8 @@ final class TestDriver: MediaDeviceExtension {
     }
 
     func stopSession(_ session: MediaOutputSession) { sessions[session.id] = nil }
-    /// The device's built-in "echo" application answers every message with the same bytes, reversed.
+    /// Every application on the "device" answers each message with the same bytes, reversed.
     func sendData(_ data: Data, toApplication applicationIdentifier: String, session: MediaOutputSession) {
-        guard applicationIdentifier == "echo" else { return }
         routingManager.sendData(Data(data.reversed()), toApplication: applicationIdentifier, session: session)
     }
 

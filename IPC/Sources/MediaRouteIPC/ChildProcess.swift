@@ -18,10 +18,10 @@ public final class ChildProcess: Sendable {
     private let reaped = Mutex<Termination?>(nil)
 
     /// Starts `executable` with `arguments`; `socket`, if given, becomes the child's descriptor 3, and
-    /// `environment` (if given) replaces the inherited one. Standard output and error go to the
-    /// given descriptors, else they are inherited.
+    /// `environment` (if given) replaces the inherited one. Standard input, output and error come
+    /// from the given descriptors, else they are inherited.
     public init(executable: String, arguments: [String], socket: Int32? = nil, environment: [String]? = nil,
-                standardOutput: Int32? = nil, standardError: Int32? = nil) throws(IPCSystemError) {
+                standardInput: Int32? = nil, standardOutput: Int32? = nil, standardError: Int32? = nil) throws(IPCSystemError) {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -32,6 +32,7 @@ public final class ChildProcess: Sendable {
             let flags = fcntl(socket, F_GETFD)
             _ = fcntl(socket, F_SETFD, flags & ~FD_CLOEXEC)
         }
+        if let standardInput { posix_spawn_file_actions_adddup2(&actions, standardInput, 0) }
         if let standardOutput { posix_spawn_file_actions_adddup2(&actions, standardOutput, 1) }
         if let standardError { posix_spawn_file_actions_adddup2(&actions, standardError, 2) }
         // Nothing else crosses over: a descriptor some library opened without close-on-exec would

@@ -154,10 +154,17 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
     }
 
     /// Sends a notification from code that cannot wait (a synchronous callback, another thread).
-    /// Posts keep their order; they skip the outgoing bound, so use `notify` where you can wait.
+    /// Posts keep their order. They cannot wait for the peer to read, so a peer that lets four times
+    /// the outgoing bound pile up is disconnected rather than allowed to grow this side's memory.
     public nonisolated func post(_ method: String, _ params: JSONObject? = nil) {
         loop.execute { [self] in
-            assumeIsolated { try? $0.enqueue(.notification(method: method, params: params, descriptorCount: 0), descriptors: []) }
+            assumeIsolated { connection in
+                guard connection.unsentByteCount < 4 * connection.configuration.outgoingHighWater else {
+                    connection.close(reason: RPCError(.overloaded, "\(connection.label) stopped reading: \(connection.unsentByteCount) bytes are waiting to be sent to it"))
+                    return
+                }
+                try? connection.enqueue(.notification(method: method, params: params, descriptorCount: 0), descriptors: [])
+            }
         }
     }
 
@@ -494,6 +501,7 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
         case (.acceptor, .request(let id, "hello", let params, _)):
             do {
                 let hello = try checkedPeerHello(Hello(json: params))
+                try configuration.acceptHello?(hello)
                 try enqueue(.response(id: id, result: .object(localHello.json), descriptorCount: 0), descriptors: [])
                 finishHandshake(hello)
             } catch {

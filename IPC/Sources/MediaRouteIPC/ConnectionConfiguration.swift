@@ -33,6 +33,9 @@ public struct ConnectionConfiguration: Sendable {
     /// Requests from the peer that may be in progress at once; more is flooding.
     public var maximumConcurrentIncomingRequests = 256
     public var violationPolicy: ViolationPolicy = .reply
+    /// The acceptor's last word on a peer's `hello` (its identity, say): an error refuses the
+    /// handshake with that error, and nothing else reaches the handlers.
+    public var acceptHello: (@Sendable (Hello) throws(RPCError) -> Void)?
     /// Told about every protocol violation by the peer, with a sentence naming it.
     public var onProtocolViolation: (@Sendable (RPCError) -> Void)?
 

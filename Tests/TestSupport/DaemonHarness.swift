@@ -3,17 +3,17 @@ import MediaRouteIPC
 import Testing
 
 /// A real `mediarouted` process over a drivers directory, and the real `mediaroute` CLI against it.
-final class DaemonHarness: @unchecked Sendable {
-    let drivers: SupervisorHarness
-    var socket: String { drivers.root + "/run/mediarouted.sock" }
-    private(set) var daemon: ChildProcess?
+public final class DaemonHarness: @unchecked Sendable {
+    public let drivers: SupervisorHarness
+    public var socket: String { drivers.root + "/run/mediarouted.sock" }
+    public private(set) var daemon: ChildProcess?
 
-    static func binary(_ name: String) -> String { (SupervisorHarness.testDriver as NSString).deletingLastPathComponent + "/" + name }
+    public static func binary(_ name: String) -> String { (SupervisorHarness.testDriver as NSString).deletingLastPathComponent + "/" + name }
 
-    init() throws { drivers = try SupervisorHarness() }
+    public init() throws { drivers = try SupervisorHarness() }
 
     /// Starts the daemon and waits until its socket answers.
-    func start() async throws {
+    public func start() async throws {
         let log = open(drivers.root + "/daemon.log", O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
         defer { close(log) }
         daemon = try ChildProcess(executable: Self.binary("mediarouted"),
@@ -22,17 +22,17 @@ final class DaemonHarness: @unchecked Sendable {
         try await waitUntil("daemon socket") { (try? UnixSocket.connect(path: self.socket)).map { close($0); return true } ?? false }
     }
 
-    var log: String { (try? String(contentsOfFile: drivers.root + "/daemon.log", encoding: .utf8)) ?? "" }
+    public var log: String { (try? String(contentsOfFile: drivers.root + "/daemon.log", encoding: .utf8)) ?? "" }
 
-    struct Result {
-        let status: ChildProcess.Termination
-        let output: String
-        let error: String
-        var json: JSONValue? { try? JSONReader.parse(Array(output.utf8)) }
+    public struct Result: Sendable {
+        public let status: ChildProcess.Termination
+        public let output: String
+        public let error: String
+        public var json: JSONValue? { try? JSONReader.parse(Array(output.utf8)) }
     }
 
     /// Runs `mediaroute ARGS --socket SOCKET`, stdin from /dev/null (no terminal).
-    func cli(_ arguments: [String], socket: String? = nil) async -> Result {
+    public func cli(_ arguments: [String], socket: String? = nil) async -> Result {
         let out = drivers.root + "/cli.\(UUID().uuidString.prefix(6))"
         let stdout = open(out + ".out", O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
         let stderr = open(out + ".err", O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
@@ -46,7 +46,7 @@ final class DaemonHarness: @unchecked Sendable {
                       error: (try? String(contentsOfFile: out + ".err", encoding: .utf8)) ?? "")
     }
 
-    func stop() async {
+    public func stop() async {
         if let daemon, daemon.exitIfEnded() == nil {
             kill(daemon.pid, SIGTERM)
             _ = await daemon.exitStatus()
@@ -54,7 +54,7 @@ final class DaemonHarness: @unchecked Sendable {
         daemon = nil
     }
 
-    func tearDown() async {
+    public func tearDown() async {
         await stop()
         try? FileManager.default.removeItem(atPath: drivers.root)
     }

@@ -1,17 +1,17 @@
 import Foundation
 import Logging
 import MediaRouteIPC
-@testable import MediaRouteSupervisor
+import MediaRouteSupervisor
 import Synchronization
 import Testing
 
 /// Collects log lines, for asserting what the supervisor told the operator.
-final class LogCapture: Sendable {
+public final class LogCapture: Sendable {
     private let lines = Mutex<[String]>([])
-    var all: [String] { lines.withLock { $0 } }
-    func contains(_ text: String) -> Bool { all.contains { $0.contains(text) } }
+    public var all: [String] { lines.withLock { $0 } }
+    public func contains(_ text: String) -> Bool { all.contains { $0.contains(text) } }
 
-    var logger: Logger {
+    public var logger: Logger {
         Logger(label: "mediarouted") { _ in Handler(capture: self) }
     }
 
@@ -30,27 +30,27 @@ final class LogCapture: Sendable {
 }
 
 /// A drivers directory of test-driver manifests, a state directory, and a supervisor over them.
-final class SupervisorHarness: @unchecked Sendable {
-    let root: String
-    var drivers: String { root + "/drivers" }
-    var state: String { root + "/state" }
-    let log = LogCapture()
-    private(set) var supervisor: Supervisor!
+public final class SupervisorHarness: @unchecked Sendable {
+    public let root: String
+    public var drivers: String { root + "/drivers" }
+    public var state: String { root + "/state" }
+    public let log = LogCapture()
+    public private(set) var supervisor: Supervisor!
 
-    static let testDriver: String = {
+    public static let testDriver: String = {
         var path = [CChar](repeating: 0, count: 4096)
         let n = readlink("/proc/self/exe", &path, path.count - 1)
         let exe = String(decoding: path[0..<max(n, 0)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
         return (exe as NSString).deletingLastPathComponent + "/mediaroute-testdriver"
     }()
 
-    init() throws {
+    public init() throws {
         root = NSTemporaryDirectory() + "mediaroute-supervisor-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: root + "/drivers", withIntermediateDirectories: true)
     }
 
     /// Writes a manifest for the test driver. `claims` is what it says in the handshake.
-    func addDriver(_ protocolID: String, devices: [String] = [], claims: String? = nil, flags: [String] = [],
+    public func addDriver(_ protocolID: String, devices: [String] = [], claims: String? = nil, flags: [String] = [],
                    identifier: String? = nil, conformsTo: [String] = ["public.media-sharing-protocol"],
                    restart: JSONObject = ["intensity": 5, "periodSeconds": 60, "initialBackoffMilliseconds": 20, "maximumBackoffMilliseconds": 200],
                    timeouts: JSONObject = ["heartbeatIntervalMilliseconds": 1000, "heartbeatTimeoutMilliseconds": 2000, "requestMilliseconds": 5000]) throws {
@@ -71,7 +71,7 @@ final class SupervisorHarness: @unchecked Sendable {
     }
 
     @discardableResult
-    func start() async throws -> Supervisor {
+    public func start() async throws -> Supervisor {
         let supervisor = Supervisor(configuration: SupervisorConfiguration(driversDirectories: [drivers], stateDirectory: state), logger: log.logger)
         try await supervisor.start()
         self.supervisor = supervisor
@@ -80,9 +80,9 @@ final class SupervisorHarness: @unchecked Sendable {
 
     /// Waits like the free `waitUntil`, and on timeout says what the supervisor saw: every driver's
     /// status and the last log lines.
-    func waitUntil(_ what: String, seconds: Double = 20, _ condition: () async -> Bool) async throws {
+    public func waitUntil(_ what: String, seconds: Double = 20, _ condition: () async -> Bool) async throws {
         do {
-            try await MediaRouteSupervisorTests.waitUntil(what, seconds: seconds, condition)
+            try await TestSupport.waitUntil(what, seconds: seconds, condition)
         } catch {
             let statuses = await supervisor.driverStatuses().map { "\($0.protocolID): \($0.state), restarts \($0.restarts), last exit \($0.lastExit ?? "-")" }
             throw TestTimeout(what: what + "\n  " + statuses.joined(separator: "\n  ") + "\n  log:\n    " + log.all.suffix(15).joined(separator: "\n    "))
@@ -90,17 +90,17 @@ final class SupervisorHarness: @unchecked Sendable {
     }
 
     /// Tells a running test driver to misbehave.
-    func command(_ protocolID: String, _ word: String) throws {
+    public func command(_ protocolID: String, _ word: String) throws {
         // Atomically (a temporary file renamed into place): the driver polls and must never see it half written.
         try Data(word.utf8).write(to: URL(fileURLWithPath: "\(state)/drivers/\(protocolID)/command"), options: .atomic)
     }
 
-    func status(_ protocolID: String) async -> DriverStatus? {
+    public func status(_ protocolID: String) async -> DriverStatus? {
         await supervisor.driverStatuses().first { $0.protocolID == protocolID }
     }
 
     /// Stops the supervisor and checks that no driver it started is left running.
-    func tearDown(pids: [Int32] = []) async {
+    public func tearDown(pids: [Int32] = []) async {
         if let supervisor {
             let running = await supervisor.driverStatuses().compactMap(\.pid)
             await supervisor.shutdown()
@@ -111,7 +111,7 @@ final class SupervisorHarness: @unchecked Sendable {
 }
 
 /// Polls `condition` every 10 ms for up to `seconds`.
-func waitUntil(_ what: String = "condition", seconds: Double = 20, _ condition: () async -> Bool) async throws {
+public func waitUntil(_ what: String = "condition", seconds: Double = 20, _ condition: () async -> Bool) async throws {
     let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
     while ContinuousClock.now < deadline {
         if await condition() { return }
@@ -120,15 +120,17 @@ func waitUntil(_ what: String = "condition", seconds: Double = 20, _ condition: 
     throw TestTimeout(what: what)
 }
 
-struct TestTimeout: Error, CustomStringConvertible {
-    let what: String
-    var description: String { "\(what): not met in time" }
+public struct TestTimeout: Error, CustomStringConvertible {
+    public let what: String
+    public init(what: String) { self.what = what }
+    public var description: String { "\(what): not met in time" }
 }
 
 /// A picker's latest list, kept by its change callback.
-final class PickerView: Sendable {
+public final class PickerView: Sendable {
     private let entries = Mutex<[PickerEntry]>([])
-    var current: [PickerEntry] { entries.withLock { $0 } }
-    func update(_ list: [PickerEntry]) { entries.withLock { $0 = list } }
-    func names() -> Set<String> { Set(current.map(\.name)) }
+    public init() {}
+    public var current: [PickerEntry] { entries.withLock { $0 } }
+    public func update(_ list: [PickerEntry]) { entries.withLock { $0 = list } }
+    public func names() -> Set<String> { Set(current.map(\.name)) }
 }

@@ -1,0 +1,149 @@
+import Foundation
+import MediaDevice
+import MediaRouteIPC
+import Synchronization
+
+/// An active route to a remote device, of one of the app's protocols: what the app starts media
+/// sessions on and talks to the device's application through.
+///
+/// A route is active from its `.activate` event until its `.deactivate` event; after that every
+/// use fails with `AVSystemRoutingError.Code.routeInactive`.
+public final class AVSystemRoute: Sendable, Hashable, CustomStringConvertible {
+    /// Who plays a session on the device.
+    public enum LaunchMode: Sendable, Hashable {
+        /// The app's counterpart application on the device plays it; the session gets a data channel to it.
+        case application
+        /// The device's own media player plays it; the session has no data channel.
+        case player
+    }
+
+    /// The route's id in mediarouted (the session its activation opened).
+    public let identifier: String
+    /// The media sharing protocol the route goes through.
+    public let protocolType: UTType
+    /// The protocol's display name (its exported type's description).
+    public let protocolName: String
+    /// Messages between this app and the device, while the route is active, independent of sessions.
+    public let routeDataChannel: AVSystemRouteDataChannel
+    /// Whether the route takes a second session while one plays.
+    public let supportsSimultaneousSessions: Bool
+
+    private struct State {
+        var device: MediaOutputDevice
+        var isActive = true
+        /// mediarouted says a session plays on the route (this app's or another's).
+        var busy: Bool
+        var volume: Float?
+        var isMuted: Bool?
+        var sessions: [AVSystemRouteSession] = []
+    }
+    private let state: Mutex<State>
+    let daemon: DaemonConnection
+    let registry: MediaSessionRegistry
+
+    init?(json: JSONValue, daemon: DaemonConnection, registry: MediaSessionRegistry) {
+        guard let object = json.objectValue, let id = object["session"]?.stringValue, let protocolID = object["protocol"]?.stringValue,
+              let deviceJSON = object["device"], let device = try? MediaOutputDevice(json: deviceJSON) else { return nil }
+        identifier = id
+        protocolType = UTType(exportedAs: protocolID)
+        protocolName = object["protocolName"]?.stringValue ?? protocolID
+        supportsSimultaneousSessions = object["simultaneousSessions"]?.boolValue ?? false
+        routeDataChannel = AVSystemRouteDataChannel(target: .route(id), daemon: daemon)
+        self.daemon = daemon
+        self.registry = registry
+        state = Mutex(State(device: device, busy: object["busy"]?.boolValue ?? false,
+                            volume: object["volume"]?.doubleValue.map { Float($0) }, isMuted: object["muted"]?.boolValue))
+    }
+
+    /// The device at the other end, as its driver last described it.
+    public var device: MediaOutputDevice { state.withLock { $0.device } }
+    /// The device's name, for the app's interface.
+    public var routeDisplayName: String { device.displayName }
+    /// A freedesktop icon name for the kind of device (`video-display`, `audio-speakers`, ...).
+    public var routeSymbolName: String { Self.symbolName(for: device.deviceType) }
+    public var isActive: Bool { state.withLock { $0.isActive } }
+    /// The device's volume (0...1) and mute, as last reported; nil until known.
+    public var volume: Float? { state.withLock { $0.volume } }
+    public var isMuted: Bool? { state.withLock { $0.isMuted } }
+    /// The sessions added to this route and not removed.
+    public var sessions: [AVSystemRouteSession] { state.withLock { $0.sessions } }
+    /// This route as an output of the current route.
+    public var output: AVSystemRoutePortDescription {
+        let device = device
+        return AVSystemRoutePortDescription(portType: AVSystemRoutePort(device.deviceType), portName: device.displayName, uid: device.id, protocolType: protocolType)
+    }
+
+    /// Adds a session to start on this route. False when the route cannot take it: it is no longer
+    /// active, the session belongs to a route already, or a session plays here and the driver runs
+    /// one at a time.
+    public func addSession(_ session: AVSystemRouteSession) -> Bool {
+        guard session.claim(by: self) else { return false }
+        let added = state.withLock { state -> Bool in
+            guard state.isActive, !state.sessions.contains(where: { $0 === session }) else { return false }
+            let taken = state.busy || state.sessions.contains { !$0.isFinished }
+            guard !taken || supportsSimultaneousSessions else { return false }
+            state.sessions.append(session)
+            return true
+        }
+        if !added { session.release(by: self) }
+        return added
+    }
+
+    /// Removes a session from the route, stopping it first if it still plays.
+    public func removeSession(_ session: AVSystemRouteSession) {
+        let removed = state.withLock { state -> Bool in
+            guard let index = state.sessions.firstIndex(where: { $0 === session }) else { return false }
+            state.sessions.remove(at: index)
+            return true
+        }
+        guard removed else { return }
+        session.release(by: self)
+        if session.mediaSession.map({ !$0.hasEnded }) == true { Task { try? await session.stop() } }
+    }
+
+    public static func == (a: AVSystemRoute, b: AVSystemRoute) -> Bool { a === b }
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+    public var description: String { "\(routeDisplayName) through \(protocolName) (\(identifier))" }
+
+    // MARK: From the controller
+
+    /// Takes mediarouted's latest description; true if the device's description changed.
+    func update(json: JSONValue) -> Bool {
+        guard let object = json.objectValue, let deviceJSON = object["device"], let device = try? MediaOutputDevice(json: deviceJSON) else { return false }
+        return state.withLock { state in
+            let changed = state.device != device || state.volume != object["volume"]?.doubleValue.map({ Float($0) }) || state.isMuted != object["muted"]?.boolValue
+            state.device = device
+            state.busy = object["busy"]?.boolValue ?? state.busy
+            state.volume = object["volume"]?.doubleValue.map { Float($0) }
+            state.isMuted = object["muted"]?.boolValue
+            return changed
+        }
+    }
+
+    /// A session of this app started or stopped on the route itself (not beside it).
+    func setBusy(_ busy: Bool) { state.withLock { $0.busy = busy } }
+
+    /// The route ended: its channel closes and its sessions end with `error`.
+    func invalidate(_ error: AVSystemRoutingError) async {
+        let sessions = state.withLock { state -> [AVSystemRouteSession] in
+            state.isActive = false
+            return state.sessions
+        }
+        routeDataChannel.close(error)
+        for session in sessions {
+            if let media = session.mediaSession { await media.end(final: nil, error: error) }
+        }
+    }
+
+    static func symbolName(for type: MediaOutputDevice.DeviceType) -> String {
+        switch type {
+        case .tv: "video-display"
+        case .speaker, .bluetoothSpeaker: "audio-speakers"
+        case .headphones: "audio-headphones"
+        case .receiver: "audio-card"
+        case .setTopBox: "multimedia-player"
+        case .computer: "computer"
+        case .unknown: "network-wireless"
+        }
+    }
+}

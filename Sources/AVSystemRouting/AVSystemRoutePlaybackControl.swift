@@ -1,0 +1,177 @@
+import Foundation
+import MediaDevice
+import MediaRouteIPC
+
+/// The app's mirror of a session's playback on the device: the same `AVInterfaceControllable` the
+/// driver implements. Setting a property sends the command to the driver (in the order set); the
+/// driver's updates replace the state here as they arrive.
+///
+/// The setters cannot throw: a command the driver refuses is in `lastError`, and `synchronize()`
+/// waits for every command set so far and throws the first failure.
+@MainActor
+public final class AVSystemRoutePlaybackControl: AVInterfaceControllable {
+    /// The latest state: the driver's, with the commands not yet answered applied on top.
+    public private(set) var status: PlaybackStatus
+    /// The last command the driver or daemon refused.
+    public private(set) var lastError: (any Error)?
+    /// Set once the session ended (stopped, or its route went away); commands then fail with it.
+    public private(set) var endError: AVSystemRoutingError?
+
+    private let session: String
+    private let daemon: DaemonConnection
+    private enum Command {
+        case change(JSONObject)
+        case barrier(CheckedContinuation<Void, any Error>)
+    }
+    private let commands: AsyncStream<Command>.Continuation
+    private var watchers: [UUID: AsyncStream<PlaybackStatus>.Continuation] = [:]
+    private var firstUnreportedError: (any Error)?
+
+    nonisolated init(session: String, status: PlaybackStatus, daemon: DaemonConnection) {
+        self.session = session
+        self.status = status
+        self.daemon = daemon
+        let (stream, continuation) = AsyncStream<Command>.makeStream()
+        commands = continuation
+        Task { @MainActor [weak self] in
+            for await command in stream {
+                guard let self else { return }
+                await self.run(command)
+            }
+        }
+    }
+
+    // MARK: AVInterfaceControllable
+
+    public var isPlaying: Bool {
+        get { status.isPlaying }
+        set {
+            status.isPlaying = newValue
+            status.state = newValue ? .playing : .paused
+            send(["isPlaying": .bool(newValue)])
+        }
+    }
+    public var state: AVInterfacePlaybackState { status.state }
+    public var currentPlaybackPosition: Double {
+        get { status.position }
+        set {
+            status.position = newValue
+            send(["position": .double(newValue)])
+        }
+    }
+    public var playbackSpeed: Float {
+        get { status.speed }
+        set {
+            status.speed = newValue
+            send(["speed": .double(Double(newValue))])
+        }
+    }
+    public var timeRange: ClosedRange<Double>? { status.timeRange }
+    public var volume: Float {
+        get { status.volume }
+        set {
+            status.volume = newValue
+            send(["volume": .double(Double(newValue))])
+        }
+    }
+    public var isMuted: Bool {
+        get { status.isMuted }
+        set {
+            status.isMuted = newValue
+            send(["muted": .bool(newValue)])
+        }
+    }
+    public var audioOptions: [String] { status.audioOptions }
+    public var selectedAudioOption: String? {
+        get { status.selectedAudioOption }
+        set {
+            status.selectedAudioOption = newValue
+            send(["selectedAudioOption": newValue.map { .string($0) } ?? .null])
+        }
+    }
+    public var subtitleOptions: [String] { status.subtitleOptions }
+    public var selectedSubtitleOption: String? {
+        get { status.selectedSubtitleOption }
+        set {
+            status.selectedSubtitleOption = newValue
+            send(["selectedSubtitleOption": newValue.map { .string($0) } ?? .null])
+        }
+    }
+    public var metadata: AVInterfaceMetadata { status.metadata }
+
+    // MARK: Observing and waiting
+
+    /// Every state from now on (the driver's updates, and the local ones as commands are set),
+    /// until the session ends.
+    public func updates() -> AsyncStream<PlaybackStatus> {
+        let (stream, continuation) = AsyncStream<PlaybackStatus>.makeStream(bufferingPolicy: .bufferingNewest(64))
+        if endError != nil {
+            continuation.finish()
+            return stream
+        }
+        let id = UUID()
+        watchers[id] = continuation
+        continuation.onTermination = { _ in Task { @MainActor [weak self] in self?.watchers[id] = nil } }
+        return stream
+    }
+
+    /// Waits until every command set so far reached the driver, and throws the first that failed.
+    public func synchronize() async throws {
+        try await withCheckedThrowingContinuation { waiter in
+            if case .terminated = commands.yield(.barrier(waiter)) {
+                waiter.resume(throwing: endError ?? AVSystemRoutingError(.sessionEnded, "the session ended"))
+            }
+        }
+    }
+
+    // MARK: Plumbing
+
+    private func send(_ change: JSONObject) {
+        if let endError {
+            lastError = endError
+            return
+        }
+        publish()
+        commands.yield(.change(change))
+    }
+
+    private func run(_ command: Command) async {
+        switch command {
+        case .change(let change):
+            do {
+                if let endError { throw endError }
+                let route = try await daemon.call("app.playback.set", ["session": .string(session), "changes": .object(change)])
+                if let state = route.objectValue?["playback"]?.objectValue { update(PlaybackStatus(json: state)) }
+            } catch {
+                lastError = error
+                if firstUnreportedError == nil { firstUnreportedError = error }
+            }
+        case .barrier(let waiter):
+            let error = firstUnreportedError
+            firstUnreportedError = nil
+            if let error { waiter.resume(throwing: error) } else { waiter.resume() }
+        }
+    }
+
+    /// The driver's state (from `session.state` or a command's answer).
+    func update(_ remote: PlaybackStatus) {
+        guard endError == nil else { return }
+        status = remote
+        publish()
+    }
+
+    /// The session ended: the final state stays readable, later commands fail with `error`.
+    func end(_ final: PlaybackStatus?, error: AVSystemRoutingError) {
+        guard endError == nil else { return }
+        if let final { status = final }
+        endError = error
+        publish()
+        watchers.values.forEach { $0.finish() }
+        watchers.removeAll()
+        commands.finish()  // what was set before still runs, and fails with `error`
+    }
+
+    private func publish() {
+        for watcher in watchers.values { watcher.yield(status) }
+    }
+}

@@ -1,0 +1,153 @@
+import Foundation
+import MediaRouteIPC
+import Synchronization
+
+/// An app's connection to mediarouted (role `app`), made again when the daemon comes back.
+///
+/// Everything the daemon says arrives, in order, on `inbound`, between a `.connected` and a
+/// `.disconnected`; the controller consumes it on one task.
+final class DaemonConnection: Sendable {
+    enum Inbound: Sendable {
+        case connected
+        case notification(method: String, params: JSONObject)
+        case disconnected(reason: String)
+    }
+
+    let socketPath: String
+    private let hello: Hello
+    let inbound: AsyncStream<Inbound>
+    private let continuation: AsyncStream<Inbound>.Continuation
+
+    private enum Link {
+        case down
+        case connecting([CheckedContinuation<Connection?, Never>])
+        case up(Connection)
+    }
+    private let link = Mutex(Link.down)
+    /// Whether to keep reconnecting (an observer is registered).
+    private let wanted = Atomic<Bool>(false)
+
+    static let notifications = ["route.activated", "route.deactivated", "route.updated", "session.state", "session.ended", "data.received"]
+    static let reconnectInterval: Duration = .seconds(1)
+
+    init(socketPath: String, applicationIdentifier: String, supportedProtocols: [String]) {
+        self.socketPath = socketPath
+        hello = Hello(role: .app, name: applicationIdentifier, identity: [
+            "applicationIdentifier": .string(applicationIdentifier),
+            "supportedProtocols": .array(supportedProtocols.map { .string($0) }),
+            "pid": .integer(Int64(getpid())),
+        ])
+        (inbound, continuation) = AsyncStream.makeStream()
+    }
+
+    /// Connects now if not connected (the socket at once, the handshake in the background).
+    /// False when nothing listens at the socket: the daemon is not running.
+    func connect() -> Bool {
+        wanted.store(true, ordering: .relaxed)
+        let start = link.withLock { link -> Bool in
+            if case .down = link {
+                link = .connecting([])
+                return true
+            }
+            return false
+        }
+        guard start else { return true }
+        let fd: Int32
+        do {
+            fd = try UnixSocket.connect(path: socketPath)
+        } catch {
+            finishConnecting(nil)
+            return false
+        }
+        Task { await handshake(fd) }
+        return true
+    }
+
+    /// Stops reconnecting once the connection drops (no observer is left).
+    func release() { wanted.store(false, ordering: .relaxed) }
+
+    /// Closes the connection for good; `inbound` ends after its last `.disconnected`.
+    func close() async {
+        wanted.store(false, ordering: .relaxed)
+        let connection = link.withLock { link -> Connection? in
+            if case .up(let connection) = link { return connection }
+            return nil
+        }
+        if let connection {
+            await connection.close()  // the handshake task then reports the disconnection and ends the stream
+        } else {
+            continuation.finish()
+        }
+    }
+
+    private func handshake(_ fd: Int32) async {
+        var handlers = RPCHandlers()
+        for method in Self.notifications {
+            handlers.onNotification(method) { [continuation] in continuation.yield(.notification(method: $0.method, params: $0.params)) }
+        }
+        let connection: Connection
+        do {
+            connection = try await Connection.open(socket: fd, hello: hello, side: .initiator(),
+                                                   configuration: ConnectionConfiguration(label: "mediarouted"), handlers: handlers)
+        } catch {
+            finishConnecting(nil)
+            continuation.yield(.disconnected(reason: "mediarouted refused the connection: \(error)"))
+            scheduleReconnect()
+            return
+        }
+        continuation.yield(.connected)
+        finishConnecting(connection)
+        let reason = await connection.waitUntilClosed()
+        link.withLock { $0 = .down }
+        continuation.yield(.disconnected(reason: reason.message))
+        if wanted.load(ordering: .relaxed) { scheduleReconnect() } else { continuation.finish() }
+    }
+
+    private func finishConnecting(_ connection: Connection?) {
+        let waiters = link.withLock { link -> [CheckedContinuation<Connection?, Never>] in
+            guard case .connecting(let waiters) = link else { return [] }
+            link = connection.map { .up($0) } ?? .down
+            return waiters
+        }
+        waiters.forEach { $0.resume(returning: connection) }
+    }
+
+    private func scheduleReconnect() {
+        Task {
+            while wanted.load(ordering: .relaxed) {
+                try? await Task.sleep(for: Self.reconnectInterval)
+                if wanted.load(ordering: .relaxed), connect() { return }
+            }
+        }
+    }
+
+    /// The connection, waiting for a handshake in progress; nil while the daemon is away.
+    private func current() async -> Connection? {
+        await withCheckedContinuation { continuation in
+            let ready: Connection?? = link.withLock { link in
+                switch link {
+                case .up(let connection): return .some(connection)
+                case .down: return .some(nil)
+                case .connecting(var waiters):
+                    waiters.append(continuation)
+                    link = .connecting(waiters)
+                    return .none
+                }
+            }
+            if let ready { continuation.resume(returning: ready) }
+        }
+    }
+
+    /// One request to the daemon; its errors become the app's (`MediaDeviceError`, `AVSystemRoutingError`).
+    @discardableResult
+    func call(_ method: String, _ params: JSONObject) async throws -> JSONValue {
+        guard let connection = await current() else {
+            throw AVSystemRoutingError(.unavailable, "mediarouted is not running (nothing listens on \(socketPath))")
+        }
+        do {
+            return try await connection.request(method, params).result
+        } catch {
+            throw AVSystemRoutingError.from(error)
+        }
+    }
+}

@@ -1,0 +1,85 @@
+import AVSystemRouting
+import Foundation
+import MediaDevice
+import MediaRouteIPC
+@testable import MediaRouteSupervisor
+import Testing
+import TestSupport
+
+/// A real supervisor serving its control socket, test-driver processes behind it, and apps
+/// (AVSystemRouteController) connecting through that socket.
+final class AppTestBed: @unchecked Sendable {
+    let harness: SupervisorHarness
+    var socket: String { harness.root + "/mediarouted.sock" }
+    private var server: ControlServer?
+    private var controllers: [AVSystemRouteController] = []
+    var supervisor: Supervisor { harness.supervisor }
+
+    init() throws { harness = try SupervisorHarness() }
+
+    func start() async throws {
+        let supervisor = try await harness.start()
+        server = try await ControlServer.start(path: socket, supervisor: supervisor, logger: harness.log.logger)
+    }
+
+    func controller(_ applicationIdentifier: String = "org.test.app", protocols: [String]) -> AVSystemRouteController {
+        let controller = AVSystemRouteController(configuration: .init(applicationIdentifier: applicationIdentifier, supportedProtocols: protocols, socketPath: socket))
+        controllers.append(controller)
+        return controller
+    }
+
+    /// Lets the drivers discover until `names` are in the picker, then closes the picker.
+    func discover(_ names: Set<String>) async throws {
+        let view = PickerView()
+        let picker = await supervisor.openPicker { view.update($0) }
+        try await harness.waitUntil("\(names) discovered") { names.isSubset(of: view.names()) }
+        await supervisor.closePicker(picker.id)
+    }
+
+    /// The person picks a device: the operator's activation.
+    @discardableResult
+    func activate(_ device: String) async throws -> String {
+        let route = try await supervisor.activate(device) { _ in nil }
+        return try #require(route.objectValue?["session"]?.stringValue)
+    }
+
+    /// Waits for the main actor to see `condition`; on timeout, says what the supervisor logged.
+    func eventually(_ what: String, seconds: Double = 20, _ condition: @escaping @MainActor () -> Bool) async throws {
+        try await harness.waitUntil(what, seconds: seconds) { await MainActor.run { condition() } }
+    }
+
+    func tearDown() async {
+        for controller in controllers { await controller.invalidate() }
+        server?.close()
+        await harness.tearDown()
+    }
+}
+
+/// An app's observer, data delegate and route-change watcher in one: records everything, in order.
+@MainActor
+final class AppRecorder: AVSystemRouteControllerObserver, AVSystemRouteDataDelegate {
+    private(set) var events: [(AVSystemRouteEventReason, AVSystemRoute)] = []
+    private(set) var received: [String] = []
+    private(set) var changes: [AVSystemRouteChange] = []
+    private var watcher: Task<Void, Never>?
+
+    nonisolated init() {}
+
+    func systemRouteController(_ controller: AVSystemRouteController, handle event: AVSystemRouteEvent) async -> Bool {
+        events.append((event.reason, event.route))
+        if event.reason == .activate { event.route.routeDataChannel.dataDelegate = self }
+        return true
+    }
+
+    func dataChannel(_ channel: AVSystemRouteDataChannel, didReceive data: Data) {
+        received.append(String(decoding: data, as: UTF8.self))
+    }
+
+    func watchChanges(of controller: AVSystemRouteController) {
+        let stream = controller.routeChanges()
+        watcher = Task { @MainActor in for await change in stream { self.changes.append(change) } }
+    }
+
+    var activeRoute: AVSystemRoute? { events.last { $0.0 == .activate }?.1 }
+}
+
