@@ -16,6 +16,8 @@ let package = Package(
         .executable(name: "mediarouted", targets: ["mediarouted"]),
         .executable(name: "mediaroute", targets: ["mediaroute"]),
         .executable(name: "mediaroute-player", targets: ["mediaroute-player"]),
+        .executable(name: "mediaroute-receiver", targets: ["mediaroute-receiver"]),
+        .executable(name: "mediaroute-reference-driver", targets: ["mediaroute-reference-driver"]),
         .executable(name: "mediaroute-bench", targets: ["mediaroute-bench"]),
     ],
     dependencies: [
@@ -45,6 +47,13 @@ let package = Package(
             path: "IPC/Sources/MediaRouteIPC"
         ),
 
+        // Private D-Bus buses and Avahi daemons (in network namespaces of their own), for the demo
+        // on a machine without Avahi, and for the tests: started and stopped by PID.
+        .target(name: "PrivateDaemons", dependencies: ["MediaRouteIPC"]),
+
+        // DNS-SD over Avahi: browsing, resolving and publishing services, surviving daemon restarts.
+        .target(name: "AvahiDiscovery", dependencies: ["CAvahi"]),
+
         // The driver SDK: a protocol driver is one @main type conforming to MediaDeviceExtension.
         .target(name: "MediaDevice", dependencies: ["MediaRouteIPC", "CLinuxHelpers"]),
 
@@ -68,6 +77,21 @@ let package = Package(
             dependencies: ["MediaRouteIPC", "MediaDevice", "CLinuxHelpers", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
 
+        // The reference protocol (Protocols/Reference/PROTOCOL.md): its shared definitions, its
+        // receiver (a real network media device), and its driver.
+        .target(name: "ReferenceProtocol", dependencies: ["MediaDevice", "MediaRouteIPC"], path: "Protocols/Reference/Common"),
+        .executableTarget(
+            name: "mediaroute-receiver",
+            dependencies: ["ReferenceProtocol", "AvahiDiscovery", "MediaRouteIPC", "MediaDevice", "CLinuxHelpers",
+                           .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Protocols/Reference/Receiver"
+        ),
+        .executableTarget(
+            name: "mediaroute-reference-driver",
+            dependencies: ["ReferenceProtocol", "AvahiDiscovery", "MediaDevice", "MediaRouteIPC"],
+            path: "Protocols/Reference/Driver"
+        ),
+
         // The example app: plays on a route through AVSystemRouting alone.
         .executableTarget(
             name: "mediaroute-player",
@@ -88,7 +112,8 @@ let package = Package(
 
         .testTarget(name: "MediaRouteIPCTests", dependencies: ["MediaRouteIPC"]),
         // Real peers for tests (private dbus-daemon, ...), started and stopped by PID.
-        .target(name: "TestSupport", dependencies: ["MediaRouteIPC", "MediaRouteSupervisor", .product(name: "Logging", package: "swift-log")],
+        .target(name: "TestSupport", dependencies: ["MediaRouteIPC", "MediaRouteSupervisor", "PrivateDaemons", "CLinuxHelpers",
+                                                   .product(name: "Logging", package: "swift-log")],
                 path: "Tests/TestSupport"),
         // A driver that crashes, hangs, floods, sends garbage or lies on command, for the crash-isolation tests.
         .executableTarget(name: "mediaroute-testdriver", dependencies: ["MediaDevice"], path: "Tests/TestDriver"),
@@ -97,9 +122,12 @@ let package = Package(
         .testTarget(name: "AVSystemRoutingTests",
                     dependencies: ["AVSystemRouting", "MediaRouteSupervisor", "MediaDevice", "CLinuxHelpers", "TestSupport", "mediaroute-testdriver", "mediarouted",
                                    "mediaroute", "mediaroute-player"]),
+        .testTarget(name: "ReferenceProtocolTests",
+                    dependencies: ["ReferenceProtocol", "AVSystemRouting", "MediaRouteSupervisor", "MediaDevice", "MediaRouteIPC", "PrivateDaemons",
+                                   "TestSupport", "mediaroute-receiver", "mediaroute-reference-driver"]),
         .testTarget(name: "MediaDeviceTests", dependencies: ["MediaDevice", "MediaRouteIPC"]),
-        .testTarget(name: "CAvahiTests", dependencies: ["CAvahi", "TestSupport"]),
-        .testTarget(name: "CDBusTests", dependencies: ["CDBus", "TestSupport"]),
+        .testTarget(name: "CAvahiTests", dependencies: ["CAvahi", "PrivateDaemons"]),
+        .testTarget(name: "CDBusTests", dependencies: ["CDBus", "PrivateDaemons"]),
         .testTarget(name: "CBlueZTests", dependencies: ["CBlueZ"]),
         .testTarget(name: "COpusTests", dependencies: ["COpus"]),
         .testTarget(name: "CX264Tests", dependencies: ["CX264"]),

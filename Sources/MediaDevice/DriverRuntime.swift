@@ -112,7 +112,7 @@ enum DriverRuntime {
         }
         on(DriverMethod.getVolume) { driver, params in
             let device = try params.device()
-            return ["volume": .double(Double(driver.volume(for: device))), "muted": .bool(driver.isDeviceMuted(device))]
+            return ["volume": driver.volume(for: device).json, "muted": .bool(driver.isDeviceMuted(device))]
         }
         on(DriverMethod.changeVolume) { driver, params in
             guard let steps = params["by"]?.integerValue, (-100...100).contains(steps) else { throw RPCError.invalidParams("\"by\" must be an integer from -100 to 100") }

@@ -84,7 +84,7 @@ public final class MediaDeviceRoutingManager: Sendable {
     @MainActor
     public func volumeChanged(for device: MediaOutputDevice) {
         guard let driver = DriverRuntime.driver else { return }
-        post(DriverMethod.volumeChanged, ["device": .string(device.id), "volume": .double(Double(driver.volume(for: device))),
+        post(DriverMethod.volumeChanged, ["device": .string(device.id), "volume": driver.volume(for: device).json,
                                           "muted": .bool(driver.isDeviceMuted(device))])
     }
 

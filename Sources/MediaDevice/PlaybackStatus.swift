@@ -39,7 +39,7 @@ public struct PlaybackStatus: Sendable, Hashable {
     public var json: JSONObject {
         var object: JSONObject = [
             "isPlaying": .bool(isPlaying), "state": .string(state.rawValue), "position": .double(position),
-            "speed": .double(Double(speed)), "volume": .double(Double(volume)), "muted": .bool(isMuted),
+            "speed": speed.json, "volume": volume.json, "muted": .bool(isMuted),
             "audioOptions": .array(audioOptions.map { .string($0) }), "subtitleOptions": .array(subtitleOptions.map { .string($0) }),
             "metadata": metadata.json,
         ]
@@ -69,4 +69,10 @@ public struct PlaybackStatus: Sendable, Hashable {
         metadata = AVInterfaceMetadata(title: meta["title"]?.stringValue, artist: meta["artist"]?.stringValue,
                                        album: meta["album"]?.stringValue, artworkURL: meta["artworkURL"]?.stringValue)
     }
+}
+
+extension Float {
+    /// The value as JSON, in its shortest decimal form: a driver's 0.3 travels as 0.3, not as the
+    /// 0.30000001192092896 that widening the Float to a Double gives.
+    public var json: JSONValue { .double(Double(description) ?? Double(self)) }
 }

@@ -45,18 +45,15 @@ struct DaemonClient {
     func close() async { await connection.close() }
 }
 
-/// Asks the person at the terminal for a pairing code or password. Ctrl-C cancels the pairing
-/// (the driver is told the person cancelled) instead of killing the CLI mid-activation.
+/// Asks the person for a pairing code or password, on standard input (a terminal, or a pipe from a
+/// script that reads the code off the device). Ctrl-C or the end of input cancels the pairing (the
+/// driver is told the person cancelled) instead of killing the CLI mid-activation.
 enum PairingPrompt {
     static func answer(_ params: JSONObject, code: String?) async -> String? {
         if let code { return code }
         let device = params["device"]?.stringValue ?? "the device"
         let reason = params["reason"]?.stringValue ?? "Pairing required"
         let method = params["authorizationMethod"]?.objectValue
-        guard isatty(STDIN_FILENO) == 1 else {
-            FileHandle.standardError.write(Data("\(device) asks for pairing (\(reason)) but there is no terminal to ask; pass --code\n".utf8))
-            return nil
-        }
         let prompt: String
         switch method?["type"]?.stringValue {
         case "numericCode": prompt = "\(reason)\nEnter the \(method?["length"]?.integerValue ?? 4)-digit code shown on \(device) (Ctrl-C cancels): "
@@ -69,7 +66,8 @@ enum PairingPrompt {
         let line = await interrupt.readLine()
         interrupt.restore()
         guard let line, !line.isEmpty else {
-            FileHandle.standardError.write(Data("\npairing cancelled\n".utf8))
+            FileHandle.standardError.write(Data((line == nil && isatty(STDIN_FILENO) == 0
+                ? "\nno code on standard input; type it at a terminal, pipe it in, or pass --code\n" : "\npairing cancelled\n").utf8))
             return nil
         }
         return line

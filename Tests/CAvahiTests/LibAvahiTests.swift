@@ -1,7 +1,7 @@
 import CAvahi
 import Foundation
 import Testing
-import TestSupport
+import PrivateDaemons
 
 @Suite("libavahi-client and libavahi-common")
 struct LibAvahiTests {

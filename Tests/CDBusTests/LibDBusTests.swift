@@ -1,6 +1,6 @@
 import CDBus
 import Testing
-import TestSupport
+import PrivateDaemons
 
 @Suite("libdbus against a private dbus-daemon")
 struct LibDBusTests {

@@ -80,9 +80,9 @@ struct DaemonAndCLITests {
         let wrong = await harness.cli(["activate", "Secure TV", "--code", "0000"])
         #expect(wrong.status == .exited(1))
         #expect(wrong.error.contains("Secure TV refused the code 0000"))
-        // No terminal and no --code: the CLI cannot ask, so pairing is cancelled.
+        // No code on standard input (it is /dev/null) and no --code: pairing is cancelled.
         let unanswered = await harness.cli(["activate", "Secure TV"])
-        #expect(unanswered.error.contains("there is no terminal to ask; pass --code"))
+        #expect(unanswered.error.contains("no code on standard input; type it at a terminal, pipe it in, or pass --code"))
         #expect(unanswered.error.contains("pairing with Secure TV was cancelled"))
         let right = await harness.cli(["activate", "Secure TV", "--code", "4321"])
         #expect(right.status == .exited(0), "\(right.error) | daemon log: \(harness.log.suffix(1500))")

@@ -6,6 +6,9 @@ public struct Hello: Sendable, Hashable {
 
     public enum Role: String, Sendable, Hashable, CaseIterable {
         case driver, app, control, supervisor
+        /// The reference protocol over TCP (Protocols/Reference/PROTOCOL.md): a driver controlling a
+        /// receiver, and the receiver.
+        case controller, receiver
     }
 
     public var version: Int

@@ -33,7 +33,7 @@ public final class PrivateBus: @unchecked Sendable {
         while !FileManager.default.fileExists(atPath: socket) {
             guard process.exitIfEnded() == nil, Date() < deadline else {
                 stop()
-                throw TestPeerError("dbus-daemon did not create \(socket) within 5 s")
+                throw PrivateDaemonError("dbus-daemon did not create \(socket) within 5 s")
             }
             usleep(10_000)
         }
@@ -53,8 +53,8 @@ public final class PrivateBus: @unchecked Sendable {
     deinit { stop() }
 }
 
-/// A real peer failed to start or behave; the sentence says which and how.
-public struct TestPeerError: Error, CustomStringConvertible {
+/// A private daemon failed to start or behave; the sentence says which and how.
+public struct PrivateDaemonError: Error, CustomStringConvertible {
     public let description: String
     public init(_ description: String) { self.description = description }
 }

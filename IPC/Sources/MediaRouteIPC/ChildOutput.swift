@@ -1,0 +1,64 @@
+import CLinuxHelpers
+import Glibc
+
+/// What a finished child printed, and how it ended.
+public struct ChildOutput: Sendable {
+    public let termination: ChildProcess.Termination
+    public let standardOutput: String
+    public let standardError: String
+
+    /// Runs `executable` to the end, collecting its output on the event loop (so a chatty child
+    /// never blocks on a full pipe). Its standard input is /dev/null.
+    public static func run(_ executable: String, _ arguments: [String], environment: [String]? = nil,
+                           loop: EventLoop = .shared) async throws(IPCSystemError) -> ChildOutput {
+        var out: [Int32] = [-1, -1], err: [Int32] = [-1, -1]
+        guard clh_pipe_cloexec(&out) == 0 else { throw IPCSystemError("pipe2") }
+        guard clh_pipe_cloexec(&err) == 0 else {
+            close(out[0]); close(out[1])
+            throw IPCSystemError("pipe2")
+        }
+        let devNull = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        defer { close(devNull) }
+        let child: ChildProcess
+        do {
+            child = try ChildProcess(executable: executable, arguments: arguments, environment: environment,
+                                     standardInput: devNull, standardOutput: out[1], standardError: err[1])
+        } catch {
+            [out[0], out[1], err[0], err[1]].forEach { _ = close($0) }
+            throw error
+        }
+        close(out[1])
+        close(err[1])
+        async let stdout = drain(out[0], loop: loop)
+        async let stderr = drain(err[0], loop: loop)
+        let termination = await child.exitStatus(loop: loop)
+        return ChildOutput(termination: termination, standardOutput: await stdout, standardError: await stderr)
+    }
+
+    /// Reads a pipe to its end, on the loop.
+    private static func drain(_ fd: Int32, loop: EventLoop) async -> String {
+        _ = fcntl(fd, F_SETFL, O_NONBLOCK)
+        let bytes: [UInt8] = await withCheckedContinuation { continuation in
+            loop.execute {
+                var collected: [UInt8] = []
+                do {
+                    _ = try DescriptorWatcher(fd: fd, loop: loop) { watcher in
+                        var buffer = [UInt8](repeating: 0, count: 16384)
+                        while true {
+                            let n = read(watcher.fd, &buffer, buffer.count)
+                            if n > 0 { collected += buffer[0..<n]; continue }
+                            if n < 0 && (errno == EAGAIN || errno == EINTR) { return }
+                            watcher.cancel()
+                            continuation.resume(returning: collected)
+                            return
+                        }
+                    }
+                } catch {
+                    close(fd)
+                    continuation.resume(returning: [])
+                }
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}

@@ -1,0 +1,109 @@
+import MediaRouteIPC
+
+/// The constants of the reference protocol (PROTOCOL.md).
+public enum ReferenceProtocol {
+    public static let version = 1
+    public static let protocolID = "org.mediaroute.reference"
+    public static let serviceType = "_mediaroute._tcp"
+    /// What receivers announce as their largest frame.
+    public static let maximumFrameLength = 1 << 20
+    /// The largest `app.send` payload, before base64.
+    public static let maximumApplicationMessage = 65_536
+    /// How long a receiver keeps the session of a controller that went away.
+    public static let sessionGraceSeconds = 60
+
+    /// Methods, controller to receiver.
+    public enum Method {
+        public static let authToken = "auth.token"
+        public static let pairBegin = "pair.begin"
+        public static let pairFinish = "pair.finish"
+        public static let status = "status"
+        public static let play = "play"
+        public static let control = "control"
+        public static let stop = "stop"
+        public static let volumeSet = "volume.set"
+        public static let volumeChange = "volume.change"
+        public static let volumeMute = "volume.mute"
+        public static let appSend = "app.send"
+    }
+
+    /// Notifications, receiver to controller.
+    public enum Event {
+        public static let playbackState = "playback.state"
+        public static let playbackEnded = "playback.ended"
+        public static let volumeChanged = "volume.changed"
+        public static let appData = "app.data"
+    }
+}
+
+/// A reference-protocol error (PROTOCOL.md §6): a code and a sentence, carried as a JSON-RPC error.
+public struct ReferenceProtocolError: Error, Sendable, Hashable, CustomStringConvertible {
+    public enum Code: Int, Sendable, Hashable {
+        case notAuthorized = 2001
+        case wrongCode = 2002
+        case rateLimited = 2003
+        case noPairingInProgress = 2004
+        case badRequest = 2010
+        case mediaFailed = 2011
+        case noSuchApplication = 2012
+        case noSuchSession = 2013
+        case unsupported = 2014
+    }
+
+    public let code: Code
+    public let message: String
+    public let data: JSONValue?
+
+    public init(_ code: Code, _ message: String, data: JSONValue? = nil) {
+        self.code = code
+        self.message = message
+        self.data = data
+    }
+
+    public var description: String { "\(message) (code \(code.rawValue))" }
+    public var rpcError: RPCError { RPCError(RPCError.Code(code.rawValue), message, data: data) }
+
+    /// A receiver's error as the controller sees it; nil for errors of the IPC layer.
+    public init?(_ error: RPCError) {
+        guard let code = Code(rawValue: error.code.rawValue) else { return nil }
+        self.init(code, error.message, data: error.data)
+    }
+}
+
+/// A session's state as a receiver reports it (PROTOCOL.md §4).
+public struct ReceiverPlaybackState: Sendable, Hashable {
+    public enum Phase: String, Sendable, Hashable { case loading, playing, paused, ended, failed }
+
+    public var phase: Phase
+    public var position: Double
+    public var duration: Double?
+    public var speed: Double
+    public var title: String?
+
+    public init(phase: Phase, position: Double, duration: Double?, speed: Double, title: String?) {
+        self.phase = phase
+        self.position = position
+        self.duration = duration
+        self.speed = speed
+        self.title = title
+    }
+
+    public var isPlaying: Bool { phase == .playing || phase == .loading }
+
+    public var json: JSONValue {
+        var object: JSONObject = ["state": .string(phase.rawValue), "isPlaying": .bool(isPlaying),
+                                  "position": .double((position * 1000).rounded() / 1000), "speed": .double(speed)]
+        if let duration { object["duration"] = .double((duration * 1000).rounded() / 1000) }
+        if let title { object["title"] = .string(title) }
+        return .object(object)
+    }
+
+    public init?(json: JSONValue?) {
+        guard let object = json?.objectValue, let phase = object["state"]?.stringValue.flatMap(Phase.init(rawValue:)) else { return nil }
+        self.phase = phase
+        position = object["position"]?.doubleValue ?? 0
+        duration = object["duration"]?.doubleValue
+        speed = object["speed"]?.doubleValue ?? 1
+        title = object["title"]?.stringValue
+    }
+}

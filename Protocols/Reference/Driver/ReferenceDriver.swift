@@ -1,0 +1,237 @@
+import AvahiDiscovery
+import Foundation
+import MediaDevice
+import MediaRouteIPC
+import ReferenceProtocol
+
+/// The driver of the MediaRoute reference protocol (Protocols/Reference/PROTOCOL.md): finds
+/// receivers with Avahi, pairs with them, plays URLs on them, and carries their volume and data.
+///
+/// It is built only on the MediaDevice SDK and the Avahi wrapper: the model for a new driver.
+@main
+final class ReferenceDriver: MediaDeviceExtension {
+    var protocolType: UTType { UTType(exportedAs: ReferenceProtocol.protocolID) }
+    var supportsSimultaneousSessions: Bool { false }
+    lazy var routingManager: MediaDeviceRoutingManager = .routingManager(for: self)
+
+    private lazy var credentials = ControllerCredentials(stateDirectory: routingManager.stateDirectory)
+    private let catalog = ReceiverCatalog()
+    private var avahi: AvahiConnection?
+    private var browse: ServiceBrowse?
+    /// Devices reported to the system and not lost since.
+    private var reported: [String: MediaOutputDevice] = [:]
+    /// Devices reported in an earlier discovery and not seen again yet in this one.
+    private var unconfirmed: Set<String> = []
+    /// One link per activation (session id), and the playback of the session on it.
+    private var links: [String: ReceiverLink] = [:]
+    private var playbacks: [String: ReferencePlayback] = [:]
+
+    init() {}
+
+    // MARK: Discovery
+
+    func startDeviceDiscovery() {
+        if avahi == nil {
+            do {
+                avahi = try AvahiConnection { state in
+                    Task { @MainActor in self.avahiChanged(state) }
+                }
+            } catch {
+                routingManager.discoveryFailed(MediaDeviceError(.discoveryFailed, "cannot use Avahi: \(error)"))
+                return
+            }
+        }
+        guard browse == nil, let avahi else { return }
+        unconfirmed = Set(reported.keys)
+        browse = ServiceBrowse(type: ReferenceProtocol.serviceType, on: avahi) { event in
+            Task { @MainActor in self.browsed(event) }
+        }
+    }
+
+    func stopDeviceDiscovery() {
+        browse?.cancel()
+        browse = nil
+    }
+
+    private func avahiChanged(_ state: AvahiConnection.State) {
+        if case .unavailable(let why) = state, browse != nil {
+            routingManager.discoveryFailed(MediaDeviceError(.discoveryFailed, "cannot discover receivers: \(why)"))
+        }
+    }
+
+    private func browsed(_ event: ServiceBrowse.Event) {
+        switch event {
+        case .found(let service):
+            do {
+                let changed = try catalog.found(service)
+                if let id = service.txt["id"] { unconfirmed.remove(id) }
+                guard let device = changed else { return }
+                reported[device.id] = device
+                routingManager.foundDevice(device)
+            } catch {
+                FileHandle.standardError.write(Data("ignoring \"\(service.name)\" at \(service.address):\(service.port): \(error.message)\n".utf8))
+            }
+        case .lost(let instance):
+            guard let device = catalog.lost(instance) else { return }
+            // A receiver still connected is not lost: the daemon that announced it may have restarted.
+            guard !links.values.contains(where: { $0.device.id == device.id }) else { return }
+            reported[device.id] = nil
+            routingManager.lostDevice(device)
+        case .allForNow:
+            // What an earlier discovery reported and this one did not find has gone while nobody looked.
+            for id in unconfirmed where !links.values.contains(where: { $0.device.id == id }) {
+                catalog.forget(id)
+                if let device = reported.removeValue(forKey: id) { routingManager.lostDevice(device) }
+            }
+            unconfirmed.removeAll()
+        case .failed(let why):
+            routingManager.discoveryFailed(MediaDeviceError(.discoveryFailed, why))
+        }
+    }
+
+    // MARK: Activation and pairing
+
+    func activateDevice(_ device: MediaOutputDevice, session: MediaOutputSession, for deviceFeatures: MediaOutputDevice.Capabilities) {
+        guard let entry = catalog.entry(device.id), let endpoint = entry.device.requiredNetworkEndpoints.first else {
+            routingManager.failedToActivateDevice(device, session: session,
+                                                  error: MediaDeviceError(.connectionFailed, "\(device.displayName) is no longer announced on the network"))
+            return
+        }
+        let link = ReceiverLink(device: entry.device, announcement: entry.announcement, endpoint: endpoint, credentials: credentials) { [weak self] event in
+            self?.linkEvent(event, session: session)
+        }
+        links[session.id] = link
+        Task {
+            do {
+                if try await link.open() {
+                    try await self.finishActivation(link, session)
+                } else {
+                    let method = try await link.beginPairing()
+                    routingManager.requestPairingCode(for: device, session: session, reason: "Enter the code \(device.displayName) shows.",
+                                                      authorizationMethod: method)
+                }
+            } catch {
+                self.failActivation(device, session, error)
+            }
+        }
+    }
+
+    func connectUsingPairingCode(_ pairingCode: String?, to device: MediaOutputDevice, session: MediaOutputSession) {
+        guard let link = links[session.id] else {
+            routingManager.failedToActivateDevice(device, session: session, error: MediaDeviceError(.connectionFailed, "\(device.displayName) is not connecting any more"))
+            return
+        }
+        guard let pairingCode else {
+            failActivation(device, session, MediaDeviceError(.authorizationFailed, "pairing with \(device.displayName) was cancelled"))
+            return
+        }
+        Task {
+            do {
+                try await link.finishPairing(pairingCode)
+                try await self.finishActivation(link, session)
+            } catch {
+                self.failActivation(device, session, error)
+            }
+        }
+    }
+
+    /// Authorized: read the receiver's volume, and the route is active.
+    private func finishActivation(_ link: ReceiverLink, _ session: MediaOutputSession) async throws(MediaDeviceError) {
+        link.updateVolume(try await link.request(ReferenceProtocol.Method.status, [:]).objectValue)
+        routingManager.activatedDevice(link.device, session: session)
+    }
+
+    private func failActivation(_ device: MediaOutputDevice, _ session: MediaOutputSession, _ error: any Error) {
+        links.removeValue(forKey: session.id)?.close()
+        routingManager.failedToActivateDevice(device, session: session, error: error)
+    }
+
+    func deactivateDevice(_ device: MediaOutputDevice, session: MediaOutputSession) {
+        links.removeValue(forKey: session.id)?.close()
+        playbacks[session.id] = nil
+    }
+
+    // MARK: What the receiver says
+
+    private func linkEvent(_ event: ReceiverLink.Event, session: MediaOutputSession) {
+        guard let link = links[session.id] else { return }
+        switch event {
+        case .state(let name, let state):
+            guard name == session.id, let playback = playbacks[session.id] else { return }
+            playback.update(state)
+            routingManager.playbackStateChanged(session: session)
+        case .ended(let name, let state, let error):
+            guard name == session.id, let playback = playbacks[session.id] else { return }
+            playback.update(state)
+            routingManager.playbackStateChanged(session: session)
+            if state.phase == .failed {
+                playbacks[session.id] = nil
+                routingManager.sessionFailed(session, error: MediaDeviceError(.sessionFailed, "\(link.device.displayName): \(error ?? "playback failed")"))
+            }
+        case .volume:
+            routingManager.volumeChanged(for: link.device)
+            if playbacks[session.id] != nil { routingManager.playbackStateChanged(session: session) }
+        case .data(let application, _, let data):
+            routingManager.sendData(data, toApplication: application, session: session)
+        case .restored:
+            // The receiver paused the session when we dropped (PROTOCOL.md §2); its next state says so.
+            if playbacks[session.id] != nil { link.send(ReferenceProtocol.Method.status, [:]) }
+        case .lost(let why):
+            FileHandle.standardError.write(Data("\(why)\n".utf8))
+            links.removeValue(forKey: session.id)?.close()
+            playbacks[session.id] = nil
+            if catalog.entry(link.device.id) == nil { reported[link.device.id] = nil }
+            // The system ends the route and pauses what played there.
+            routingManager.lostDevice(link.device)
+        }
+    }
+
+    // MARK: Volume
+
+    func setVolume(_ volume: Float, for device: MediaOutputDevice) { link(for: device)?.setVolume(Double(volume)) }
+    func volume(for device: MediaOutputDevice) -> Float { Float(link(for: device)?.volume ?? 0) }
+    func changeVolume(by increments: Int, for device: MediaOutputDevice) { link(for: device)?.changeVolume(by: increments) }
+    func muteDevice(_ device: MediaOutputDevice) { link(for: device)?.setMuted(true) }
+    func unmuteDevice(_ device: MediaOutputDevice) { link(for: device)?.setMuted(false) }
+    func isDeviceMuted(_ device: MediaOutputDevice) -> Bool { link(for: device)?.muted ?? false }
+
+    private func link(for device: MediaOutputDevice) -> ReceiverLink? { links.values.first { $0.device.id == device.id } }
+
+    // MARK: Sessions and data
+
+    func startSession(_ session: MediaOutputSession, identifier: String?, url: URL) {
+        guard let link = links[session.id] else {
+            routingManager.sessionFailed(session, error: MediaDeviceError(.sessionFailed, "\(session) is not an active route of this driver"))
+            return
+        }
+        var params: JSONObject = ["session": .string(session.id), "url": .string(url.absoluteString)]
+        if let identifier { params["application"] = .string(identifier) }
+        Task {
+            do {
+                let answer = try await link.request(ReferenceProtocol.Method.play, params)
+                guard let state = ReceiverPlaybackState(json: answer) else {
+                    throw MediaDeviceError(.sessionFailed, "\(link.device.displayName) answered play without a state")
+                }
+                let playback = ReferencePlayback(session: session.id, link: link, state: state)
+                self.playbacks[session.id] = playback
+                routingManager.started(application: identifier, playbackControl: playback, session: session)
+            } catch {
+                routingManager.sessionFailed(session, error: error)
+            }
+        }
+    }
+
+    func stopSession(_ session: MediaOutputSession) {
+        guard playbacks.removeValue(forKey: session.id) != nil else { return }
+        links[session.id]?.send(ReferenceProtocol.Method.stop, ["session": .string(session.id)])
+    }
+
+    func sendData(_ data: Data, toApplication applicationIdentifier: String, session: MediaOutputSession) {
+        guard data.count <= ReferenceProtocol.maximumApplicationMessage else {
+            FileHandle.standardError.write(Data("not sending \(data.count) bytes to \(applicationIdentifier): over the receiver's \(ReferenceProtocol.maximumApplicationMessage)-byte limit\n".utf8))
+            return
+        }
+        links[session.id]?.send(ReferenceProtocol.Method.appSend, ["application": .string(applicationIdentifier), "session": .string(session.id),
+                                                                     "data": .string(data.base64EncodedString())])
+    }
+}

@@ -1,0 +1,377 @@
+import AvahiDiscovery
+import Foundation
+import MediaDevice
+import MediaRouteIPC
+import ReferenceProtocol
+import Synchronization
+
+/// What the receiver is and how it behaves.
+struct ReceiverConfiguration: Sendable {
+    var name: String
+    var announcement: ReceiverAnnouncement
+    var password: String?
+    var host = "0.0.0.0"
+    var port: UInt16 = 0
+    var stateDirectory: String
+    var ffmpeg: String
+    var ffprobe: String
+}
+
+/// One controller's connection, and whether it may control the receiver yet.
+final class ControllerLink: @unchecked Sendable {
+    let peer: String
+    /// From the controller's hello (set during the handshake, on the loop).
+    let identity = Mutex<(id: String, name: String)?>(nil)
+    // On the receiver's executor:
+    var connection: Connection?
+    var authorized = false
+
+    init(peer: String) { self.peer = peer }
+    var controllerID: String { identity.withLock { $0?.id } ?? "?" }
+    var name: String { identity.withLock { $0?.name } ?? peer }
+}
+
+/// The reference receiver: announces itself over Avahi, accepts controllers over TCP, pairs them,
+/// plays what they ask at real-time pace, keeps volume, and runs applications for the data channel
+/// (PROTOCOL.md). An actor on the IPC event loop, like every connection it serves.
+actor Receiver {
+    nonisolated let loop: EventLoop
+    nonisolated var unownedExecutor: UnownedSerialExecutor { loop.asUnownedSerialExecutor() }
+    let configuration: ReceiverConfiguration
+    private let pairing: PairingBook
+    private let player: MediaPlayer
+    private let applications = ReceiverApplications()
+    private var links: [ObjectIdentifier: ControllerLink] = [:]
+    private var volume = 0.5
+    private var muted = false
+    /// The session playing now: whose it is, its name, and the application running it.
+    private var current: (controller: String, session: String, application: String?)?
+    private var graceTimer: EventLoop.TimerHandle?
+    private var cadence: EventLoop.TimerHandle?
+    private var listener: TCPListener?
+    private var avahi: AvahiConnection?
+    private var publication: ServicePublication?
+
+    init(configuration: ReceiverConfiguration, loop: EventLoop = .shared) throws {
+        self.configuration = configuration
+        self.loop = loop
+        pairing = try PairingBook(authorization: configuration.announcement.authorization, password: configuration.password,
+                                  stateDirectory: configuration.stateDirectory)
+        player = MediaPlayer(ffmpeg: configuration.ffmpeg, loop: loop)
+    }
+
+    /// Listens, then announces; the announcement waits for Avahi if Avahi is not there yet.
+    func start() async throws {
+        player.onChange = { [unowned self] in self.assumeIsolated { $0.playerChanged() } }
+        listener = try await TCPListener(host: configuration.host, port: configuration.port, loop: loop) { [self] fd, peer in
+            Task { await self.serve(fd, peer: peer) }
+        }
+        let port = listener!.port
+        say("listening on \(configuration.host):\(port)")
+        let avahi = try AvahiConnection { state in
+            switch state {
+            case .running: say("Avahi is running")
+            case .unavailable(let why): say("waiting for Avahi: \(why)")
+            }
+        }
+        self.avahi = avahi
+        publication = ServicePublication(name: configuration.name, type: ReferenceProtocol.serviceType, port: port,
+                                         txt: configuration.announcement.txt, on: avahi) { event in
+            switch event {
+            case .established(let name): say("announced as \"\(name)\" (\(ReferenceProtocol.serviceType), port \(port))")
+            case .failed(let why): say("cannot announce: \(why)")
+            }
+        }
+    }
+
+    /// Withdraws the announcement, stops playback, and closes every connection.
+    func shutdown() async {
+        publication?.cancel()
+        avahi?.close()
+        listener?.close()
+        player.stop()
+        for link in links.values { await link.connection?.close() }
+        say("stopped")
+    }
+
+    // MARK: Connections
+
+    private func serve(_ fd: Int32, peer: String) async {
+        let link = ControllerLink(peer: peer)
+        var settings = ConnectionConfiguration(label: "controller at \(peer)")
+        settings.maximumFrameLength = ReferenceProtocol.maximumFrameLength
+        settings.onProtocolViolation = { say("controller at \(peer) broke the protocol: \($0.message)") }
+        settings.acceptHello = { hello throws(RPCError) in
+            guard let id = hello.identity["controllerId"]?.stringValue, ReceiverAnnouncement.isIdentifier(id) else {
+                throw RPCError.invalidParams("a controller's hello needs \"identity.controllerId\", 1-64 of A-Z a-z 0-9 . _ -")
+            }
+            link.identity.withLock { $0 = (id, hello.name) }
+        }
+        let hello = Hello(role: .receiver, name: configuration.name,
+                          identity: ["id": .string(configuration.announcement.id), "model": .string(configuration.announcement.model)],
+                          maximumFrameLength: ReferenceProtocol.maximumFrameLength)
+        let connection: Connection
+        do {
+            connection = try await Connection.open(socket: fd, hello: hello, side: .acceptor(acceptingRoles: [.controller]), loop: loop,
+                                                   configuration: settings, handlers: handlers(link))
+        } catch {
+            say("controller at \(peer) did not connect: \(error)")
+            return
+        }
+        link.connection = connection
+        links[ObjectIdentifier(link)] = link
+        say("\(link.name) connected from \(peer)")
+        if pairing.authorization == .none { authorize(link) }
+        let reason = await connection.waitUntilClosed()
+        links[ObjectIdentifier(link)] = nil
+        say("\(link.name) disconnected (\(reason.message))")
+        controllerLeft(link)
+    }
+
+    private nonisolated func handlers(_ link: ControllerLink) -> RPCHandlers {
+        var handlers = RPCHandlers()
+        let methods = [ReferenceProtocol.Method.authToken, ReferenceProtocol.Method.pairBegin, ReferenceProtocol.Method.pairFinish,
+                       ReferenceProtocol.Method.status, ReferenceProtocol.Method.play, ReferenceProtocol.Method.control,
+                       ReferenceProtocol.Method.stop, ReferenceProtocol.Method.volumeSet, ReferenceProtocol.Method.volumeChange,
+                       ReferenceProtocol.Method.volumeMute, ReferenceProtocol.Method.appSend]
+        for method in methods {
+            handlers.onRequest(method) { [self] request in
+                do {
+                    return RPCReply(try await self.handle(method, request.params, from: link))
+                } catch let error as ReferenceProtocolError {
+                    throw error.rpcError
+                }
+            }
+        }
+        return handlers
+    }
+
+    private func authorize(_ link: ControllerLink) {
+        link.authorized = true
+        // A controller coming back in time finds its session again (paused, as it left it).
+        if let current, current.controller == link.controllerID, let graceTimer {
+            loop.cancelTimer(graceTimer)
+            self.graceTimer = nil
+        }
+    }
+
+    /// The controller of a playing session went away: pause (nobody may be listening in that room
+    /// any more), and keep the session a while for it to come back.
+    private func controllerLeft(_ link: ControllerLink) {
+        guard let current, current.controller == link.controllerID,
+              !links.values.contains(where: { $0.authorized && $0.controllerID == link.controllerID }) else { return }
+        if player.phase == .playing {
+            player.pause()
+            say("paused \(current.session): \(link.name) went away")
+        }
+        if let graceTimer { loop.cancelTimer(graceTimer) }
+        graceTimer = loop.schedule(after: .seconds(ReferenceProtocol.sessionGraceSeconds)) { [unowned self] in
+            self.assumeIsolated { receiver in
+                receiver.graceTimer = nil
+                guard receiver.current?.controller == current.controller else { return }
+                receiver.player.stop()
+                receiver.current = nil
+                say("stopped \(current.session): its controller did not come back")
+            }
+        }
+    }
+
+    // MARK: Requests
+
+    private func handle(_ method: String, _ params: JSONObject, from link: ControllerLink) async throws -> JSONValue {
+        typealias M = ReferenceProtocol.Method
+        switch method {
+        case M.authToken:
+            guard let token = params["token"]?.stringValue, pairing.isPaired(link.controllerID, token: token) else {
+                throw ReferenceProtocolError(.notAuthorized, "\(configuration.name) does not know that token (it may have forgotten it); pair again")
+            }
+            authorize(link)
+            return [:]
+        case M.pairBegin:
+            let (authorization, code) = pairing.begin(for: link.controllerID)
+            if let code { say("pairing code for \(link.name): \(code)") }
+            return ["authorization": authorization]
+        case M.pairFinish:
+            guard let code = params["code"]?.stringValue else { throw ReferenceProtocolError(.badRequest, "pair.finish needs a \"code\"") }
+            do {
+                let token = try pairing.finish(for: link.controllerID, code: code)
+                authorize(link)
+                say("paired with \(link.name)")
+                return ["token": .string(token)]
+            } catch {
+                say("refused pairing with \(link.name): \(error.message)")
+                throw error
+            }
+        case M.status:
+            var sessions: [JSONValue] = []
+            if let current, current.controller == link.controllerID { sessions.append(["session": .string(current.session), "state": player.state.json]) }
+            return ["volume": .double(volume), "muted": .bool(muted), "sessions": .array(sessions)]
+        default:
+            guard link.authorized else {
+                throw ReferenceProtocolError(.notAuthorized, "\(configuration.name) needs pairing first: call pair.begin and pair.finish with the code it shows")
+            }
+            return try await handleAuthorized(method, params, from: link)
+        }
+    }
+
+    private func handleAuthorized(_ method: String, _ params: JSONObject, from link: ControllerLink) async throws -> JSONValue {
+        typealias M = ReferenceProtocol.Method
+        switch method {
+        case M.play:
+            let session = try sessionName(params)
+            guard let url = params["url"]?.stringValue, let scheme = URL(string: url)?.scheme?.lowercased(), ["http", "https", "file"].contains(scheme) else {
+                throw ReferenceProtocolError(.badRequest, "\"url\" must be an http, https or file URL")
+            }
+            let application = params["application"]?.stringValue
+            if let application, !applications.has(application) {
+                throw ReferenceProtocolError(.noSuchApplication, "\(configuration.name) has no application \(application); it has \(ReceiverApplications.all.joined(separator: ", "))")
+            }
+            let media = try await MediaPlayer.probe(url, ffprobe: configuration.ffprobe)
+            if let previous = current, previous.controller != link.controllerID || previous.session != session {
+                notifyOwner(ReferenceProtocol.Event.playbackEnded, ["session": .string(previous.session), "state": player.state.json,
+                                                                    "error": ["code": 2011, "message": .string("replaced by another session on \(configuration.name)")]],
+                            controller: previous.controller)
+            }
+            current = (link.controllerID, session, application)
+            player.load(media)
+            say("playing \(url) for \(link.name)\(application.map { " in \($0)" } ?? "")")
+            playerChanged()
+            return player.state.json
+        case M.control:
+            let session = try ownedSession(params, link)
+            if let position = params["position"] {
+                guard let seconds = position.doubleValue, seconds >= 0 else { throw ReferenceProtocolError(.badRequest, "\"position\" must be 0 or more seconds") }
+                player.seek(to: seconds)
+            }
+            if let speed = params["speed"] {
+                guard let rate = speed.doubleValue, (0.25...4).contains(rate) else {
+                    throw ReferenceProtocolError(.unsupported, "\"speed\" must be from 0.25 to 4")
+                }
+                player.setSpeed(rate)
+            }
+            if let playing = params["isPlaying"] {
+                guard let playing = playing.boolValue else { throw ReferenceProtocolError(.badRequest, "\"isPlaying\" must be true or false") }
+                if playing { player.play() } else { player.pause() }
+            }
+            _ = session
+            playerChanged()
+            return player.state.json
+        case M.stop:
+            _ = try ownedSession(params, link)
+            player.stop()
+            current = nil
+            rescheduleCadence()
+            return [:]
+        case M.volumeSet:
+            guard let level = params["level"]?.doubleValue, (0...1).contains(level) else { throw ReferenceProtocolError(.badRequest, "\"level\" must be from 0 to 1") }
+            setVolume(level, muted: muted)
+            return volumeJSON
+        case M.volumeChange:
+            guard let steps = params["steps"]?.integerValue, (-100...100).contains(steps) else { throw ReferenceProtocolError(.badRequest, "\"steps\" must be from -100 to 100") }
+            setVolume(min(1, max(0, volume + Double(steps) * 0.05)), muted: muted)
+            return volumeJSON
+        case M.volumeMute:
+            guard let mute = params["muted"]?.boolValue else { throw ReferenceProtocolError(.badRequest, "\"muted\" must be true or false") }
+            setVolume(volume, muted: mute)
+            return volumeJSON
+        case M.appSend:
+            guard let application = params["application"]?.stringValue else { throw ReferenceProtocolError(.badRequest, "app.send needs an \"application\"") }
+            guard applications.has(application) else {
+                throw ReferenceProtocolError(.noSuchApplication, "\(configuration.name) has no application \(application); it has \(ReceiverApplications.all.joined(separator: ", "))")
+            }
+            guard let text = params["data"]?.stringValue, let data = Data(base64Encoded: text) else { throw ReferenceProtocolError(.badRequest, "\"data\" must be base64") }
+            guard data.count <= ReferenceProtocol.maximumApplicationMessage else {
+                throw ReferenceProtocolError(.badRequest, "a message of \(data.count) bytes is over the \(ReferenceProtocol.maximumApplicationMessage)-byte limit")
+            }
+            for answer in applications.handle(Array(data), for: application) {
+                var reply: JSONObject = ["application": .string(application), "data": .string(Data(answer).base64EncodedString())]
+                if let session = params["session"] { reply["session"] = session }
+                link.connection?.post(ReferenceProtocol.Event.appData, reply)
+            }
+            return [:]
+        default:
+            throw RPCError.methodNotFound(method)
+        }
+    }
+
+    private func sessionName(_ params: JSONObject) throws(ReferenceProtocolError) -> String {
+        guard let session = params["session"]?.stringValue, !session.isEmpty, session.utf8.count <= 64 else {
+            throw ReferenceProtocolError(.badRequest, "\"session\" must be 1 to 64 bytes")
+        }
+        return session
+    }
+
+    private func ownedSession(_ params: JSONObject, _ link: ControllerLink) throws(ReferenceProtocolError) -> String {
+        let session = try sessionName(params)
+        guard let current, current.controller == link.controllerID, current.session == session else {
+            throw ReferenceProtocolError(.noSuchSession, "\(link.name) has no session \(session) on \(configuration.name) (it ended, or another session replaced it)")
+        }
+        return session
+    }
+
+    // MARK: State going out
+
+    private var volumeJSON: JSONValue { ["volume": .double(volume), "muted": .bool(muted)] }
+
+    private func setVolume(_ level: Double, muted mute: Bool) {
+        guard level != volume || mute != muted else { return }
+        volume = level
+        muted = mute
+        for link in links.values where link.authorized { link.connection?.post(ReferenceProtocol.Event.volumeChanged, volumeJSON.objectValue) }
+    }
+
+    private func notifyOwner(_ event: String, _ params: JSONObject, controller: String) {
+        for link in links.values where link.authorized && link.controllerID == controller { link.connection?.post(event, params) }
+    }
+
+    /// The player moved: tell the session's controller, and end the session when the media did.
+    private func playerChanged() {
+        guard let current else { return }
+        let state = player.state
+        switch state.phase {
+        case .ended, .failed:
+            var params: JSONObject = ["session": .string(current.session), "state": state.json]
+            if state.phase == .failed { params["error"] = ["code": 2011, "message": .string(player.failure ?? "playback failed")] }
+            notifyOwner(ReferenceProtocol.Event.playbackEnded, params, controller: current.controller)
+            say(state.phase == .ended ? "\(current.session) reached the end" : "\(current.session) failed: \(player.failure ?? "?")")
+            self.current = nil
+        default:
+            notifyOwner(ReferenceProtocol.Event.playbackState, ["session": .string(current.session), "state": state.json], controller: current.controller)
+        }
+        rescheduleCadence()
+    }
+
+    /// While playing, the state goes out every second even when nothing else happens.
+    private func rescheduleCadence() {
+        if let cadence { loop.cancelTimer(cadence) }
+        cadence = nil
+        guard current != nil, player.phase == .playing else { return }
+        cadence = loop.schedule(after: .seconds(1)) { [unowned self] in self.assumeIsolated { $0.playerChanged() } }
+    }
+
+    // MARK: The receiver's own buttons (standard input)
+
+    func console(_ line: String) {
+        let words = line.split(separator: " ").map(String.init)
+        switch words.first {
+        case "volume"?:
+            guard words.count == 2, let percent = Double(words[1]), (0...100).contains(percent) else { return say("volume needs 0-100") }
+            setVolume(percent / 100, muted: muted)
+            say("volume \(Int(percent))%")
+        case "mute"?: setVolume(volume, muted: true); say("muted")
+        case "unmute"?: setVolume(volume, muted: false); say("unmuted")
+        case "pause"?: player.pause(); playerChanged(); say("paused")
+        case "resume"?: player.play(); playerChanged(); say("resumed")
+        case "status"?:
+            let playing = current.map { "\($0.session): \(player.state.phase.rawValue) at \(String(format: "%.1f", player.position)) s" } ?? "nothing playing"
+            say("volume \(Int((volume * 100).rounded()))%\(muted ? " muted" : ""), \(links.count) controller(s), \(playing)")
+        case nil: break
+        default: say("unknown command \"\(words[0])\"; use volume N, mute, unmute, pause, resume or status")
+        }
+    }
+}
+
+/// One line on the receiver's console (standard output).
+func say(_ line: String) {
+    print(line)
+}

@@ -1,0 +1,92 @@
+import ArgumentParser
+import CLinuxHelpers
+import Foundation
+import MediaDevice
+import MediaRouteIPC
+import ReferenceProtocol
+
+/// `mediaroute-receiver`: a network media device of the reference protocol (PROTOCOL.md).
+@main
+struct ReceiverCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "mediaroute-receiver",
+        abstract: "A media receiver of the MediaRoute reference protocol, announced over Avahi.",
+        discussion: """
+        It plays URLs at real-time pace (through ffmpeg), keeps a volume, pairs controllers with a code it \
+        prints, and runs the applications org.mediaroute.echo and org.mediaroute.notes for data channels. \
+        Its buttons are commands on standard input: volume 0-100, mute, unmute, pause, resume, status.
+        """)
+
+    @Option(help: "The name people see in the picker.") var name: String
+    @Option(help: "A stable device id (default: one kept in the state directory).") var id: String?
+    @Option(help: "The model, announced in the TXT record.") var model = "MediaRoute Receiver"
+    @Option(help: "tv, speaker, headphones, receiver, setTopBox, computer or unknown.") var type: String = "tv"
+    @Option(help: "What pairing asks for: none, pin4, pin6 or password.") var auth: String = "pin4"
+    @Option(help: "The password, with --auth password.") var password: String?
+    @Option(help: "The address to listen on (numeric IPv4).") var host = "0.0.0.0"
+    @Option(help: "The TCP port (0: any free one).") var port: UInt16 = 0
+    @Option(name: .customLong("state-dir"), help: "Where paired controllers and the device id are kept.") var stateDirectory: String
+
+    func validate() throws {
+        guard !name.isEmpty, name.utf8.count <= 63 else { throw ValidationError("--name must be 1 to 63 bytes (a DNS-SD instance name)") }
+        if let id, !ReceiverAnnouncement.isIdentifier(id) { throw ValidationError("--id must be 1-64 of A-Z a-z 0-9 . _ -, not \"\(id)\"") }
+        guard MediaOutputDevice.DeviceType(rawValue: type) != nil else {
+            throw ValidationError("--type must be one of \(MediaOutputDevice.DeviceType.allCases.map(\.rawValue).joined(separator: ", ")), not \"\(type)\"")
+        }
+        guard let authorization = ReceiverAnnouncement.Authorization(rawValue: auth) else { throw ValidationError("--auth must be none, pin4, pin6 or password, not \"\(auth)\"") }
+        if authorization == .password && (password ?? "").isEmpty { throw ValidationError("--auth password needs --password") }
+    }
+
+    func run() async throws {
+        clh_line_buffer_stdout()
+        guard let ffmpeg = Self.executable("ffmpeg"), let ffprobe = Self.executable("ffprobe") else {
+            throw ValidationError("ffmpeg and ffprobe are needed to play media: apt-get install ffmpeg")
+        }
+        try FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let announcement = ReceiverAnnouncement(id: try deviceID(), model: model, deviceType: MediaOutputDevice.DeviceType(rawValue: type)!,
+                                                capabilities: [.urlPlayback], authorization: ReceiverAnnouncement.Authorization(rawValue: auth)!,
+                                                volumeControl: .absolute, canMute: true)
+        let receiver = try Receiver(configuration: ReceiverConfiguration(name: name, announcement: announcement, password: password, host: host,
+                                                                          port: port, stateDirectory: stateDirectory, ffmpeg: ffmpeg, ffprobe: ffprobe))
+        let signals = SignalPipe([SIGTERM, SIGINT])
+        try await receiver.start()
+        let console = Task {
+            for await line in StandardInputLines.stream() { await receiver.console(line) }
+        }
+        let number = await signals.next()
+        say("signal \(number): withdrawing")
+        console.cancel()
+        await receiver.shutdown()
+    }
+
+    /// The id given, else the one kept in the state directory, else a new one kept there.
+    private func deviceID() throws -> String {
+        if let id { return id }
+        let path = (stateDirectory as NSString).appendingPathComponent("device-id")
+        if let kept = try? String(contentsOfFile: path, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines),
+           ReceiverAnnouncement.isIdentifier(kept) {
+            return kept
+        }
+        let made = UUID().uuidString.lowercased()
+        try made.write(toFile: path, atomically: true, encoding: .utf8)
+        return made
+    }
+
+    /// A program found on PATH (posix_spawn does not search it).
+    static func executable(_ name: String) -> String? {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        return path.split(separator: ":").map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+}
+
+/// Lines on standard input, read on a thread of their own; ends at end of input.
+enum StandardInputLines {
+    static func stream() -> AsyncStream<String> {
+        AsyncStream { continuation in
+            Thread.detachNewThread {
+                while let line = readLine() { continuation.yield(line) }
+                continuation.finish()
+            }
+        }
+    }
+}

@@ -1,0 +1,87 @@
+import AVSystemRouting
+import Foundation
+import MediaDevice
+import MediaRouteIPC
+@testable import MediaRouteSupervisor
+import PrivateDaemons
+import Testing
+import TestSupport
+
+/// Everything the reference protocol runs on, for real: a private Avahi daemon (its own network
+/// namespace), receivers announced through it, media served over HTTP, and the supervisor running
+/// the reference driver, serving apps on its socket.
+final class ReferenceTestBed: @unchecked Sendable {
+    let harness: SupervisorHarness
+    let avahi: PrivateAvahi
+    let media: MediaFileServer
+    private(set) var receivers: [ReceiverProcess] = []
+    private var server: ControlServer?
+    private var controllers: [AVSystemRouteController] = []
+    var supervisor: Supervisor { harness.supervisor }
+    var socket: String { harness.root + "/mediarouted.sock" }
+    static let protocolID = "org.mediaroute.reference"
+
+    init() async throws {
+        harness = try SupervisorHarness()
+        avahi = try await PrivateAvahi()
+        let directory = harness.root + "/media"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try await MediaFileServer.makeTone(at: directory + "/tone.wav", seconds: 4, title: "Test Tone")
+        media = try await MediaFileServer(directory: directory)
+        let manifest: JSONValue = [
+            "protocol": .string(Self.protocolID),
+            "exportedType": ["identifier": .string(Self.protocolID), "conformsTo": ["public.media-sharing-protocol"], "description": "MediaRoute"],
+            "executable": .string(DaemonHarness.binary("mediaroute-reference-driver")),
+            "environment": ["DBUS_SYSTEM_BUS_ADDRESS": .string(avahi.busAddress), "SWIFT_BACKTRACE": "enable=no"],
+            "restart": ["intensity": 5, "periodSeconds": 60, "initialBackoffMilliseconds": 50, "maximumBackoffMilliseconds": 500],
+        ]
+        try Data(JSONWriter.encode(manifest)).write(to: URL(fileURLWithPath: harness.drivers + "/reference.json"))
+        try await harness.start()
+        server = try await ControlServer.start(path: socket, supervisor: harness.supervisor, logger: harness.log.logger)
+    }
+
+    @discardableResult
+    func receiver(_ name: String, arguments: [String] = []) async throws -> ReceiverProcess {
+        let receiver = try ReceiverProcess(name: name, avahi: avahi, root: harness.root, arguments: arguments)
+        receivers.append(receiver)
+        try await receiver.waitUntilAnnounced()
+        return receiver
+    }
+
+    func app(_ applicationIdentifier: String = "org.test.app") -> AVSystemRouteController {
+        let controller = AVSystemRouteController(configuration: .init(applicationIdentifier: applicationIdentifier, supportedProtocols: [Self.protocolID],
+                                                                      socketPath: socket))
+        controllers.append(controller)
+        return controller
+    }
+
+    /// Opens a picker and waits until exactly `names` are in it.
+    func waitForPicker(_ view: PickerView, _ names: Set<String>, seconds: Double = 20) async throws {
+        try await harness.waitUntil("picker shows \(names.sorted())", seconds: seconds) { view.names() == names }
+    }
+
+    /// The device is in the picker (discovery ran), then activated; pairing answered by `code`.
+    @discardableResult
+    func activate(_ name: String, code: @escaping @Sendable (PairingRequest) async -> String?) async throws -> JSONValue {
+        try await supervisor.activate(name, pairing: code)
+    }
+
+    /// Activates `receiver`, typing the code it shows.
+    @discardableResult
+    func activateTypingTheCode(_ receiver: ReceiverProcess) async throws -> JSONValue {
+        try await activate(receiver.name) { _ in try? await receiver.pairingCode() }
+    }
+
+    func playback(_ device: String) async -> JSONObject? {
+        await supervisor.activeRoutes().first { $0.objectValue?["device"]?.objectValue?["displayName"]?.stringValue == device }?.objectValue?["playback"]?.objectValue
+    }
+
+    func tearDown() async {
+        for controller in controllers { await controller.invalidate() }
+        server?.close()
+        for receiver in receivers { await receiver.stop() }
+        await harness.tearDown()
+        await media.stop()
+        await avahi.stop()
+    }
+}
