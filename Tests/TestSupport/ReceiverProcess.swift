@@ -53,6 +53,11 @@ public final class ReceiverProcess: @unchecked Sendable {
         }
     }
 
+    /// The TCP port it listens on (from its first line).
+    public var port: UInt16? {
+        output.split(separator: "\n").last { $0.hasPrefix("listening on ") }.flatMap { $0.split(separator: ":").last.flatMap { UInt16($0) } }
+    }
+
     /// Waits until it is announced on the network.
     public func waitUntilAnnounced() async throws { try await waitFor("announced as \"") }
 
