@@ -18,6 +18,7 @@ let package = Package(
         .executable(name: "mediaroute-player", targets: ["mediaroute-player"]),
         .executable(name: "mediaroute-receiver", targets: ["mediaroute-receiver"]),
         .executable(name: "mediaroute-reference-driver", targets: ["mediaroute-reference-driver"]),
+        .executable(name: "mediaroute-demo", targets: ["mediaroute-demo"]),
         .executable(name: "mediaroute-bench", targets: ["mediaroute-bench"]),
     ],
     dependencies: [
@@ -49,7 +50,7 @@ let package = Package(
 
         // Private D-Bus buses and Avahi daemons (in network namespaces of their own), for the demo
         // on a machine without Avahi, and for the tests: started and stopped by PID.
-        .target(name: "PrivateDaemons", dependencies: ["MediaRouteIPC"]),
+        .target(name: "PrivateDaemons", dependencies: ["MediaRouteIPC", "CLinuxHelpers"]),
 
         // DNS-SD over Avahi: browsing, resolving and publishing services, surviving daemon restarts.
         .target(name: "AvahiDiscovery", dependencies: ["CAvahi"]),
@@ -98,6 +99,12 @@ let package = Package(
             dependencies: ["AVSystemRouting", "MediaDevice", "CLinuxHelpers", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
 
+        // The demo: the README's first command.
+        .executableTarget(
+            name: "mediaroute-demo",
+            dependencies: ["PrivateDaemons", "MediaRouteIPC", "CLinuxHelpers", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
+
         // Benchmarks: each compares against a raw C baseline measured in the same run.
         .target(name: "CBenchBaseline"),
         .executableTarget(name: "mediaroute-bench-peer"),
@@ -112,15 +119,14 @@ let package = Package(
 
         .testTarget(name: "MediaRouteIPCTests", dependencies: ["MediaRouteIPC"]),
         // Real peers for tests (private dbus-daemon, ...), started and stopped by PID.
-        .target(name: "TestSupport", dependencies: ["MediaRouteIPC", "MediaRouteSupervisor", "PrivateDaemons", "CLinuxHelpers",
-                                                   .product(name: "Logging", package: "swift-log")],
+        .target(name: "TestSupport", dependencies: ["MediaRouteIPC", "MediaRouteSupervisor", "PrivateDaemons", .product(name: "Logging", package: "swift-log")],
                 path: "Tests/TestSupport"),
         // A driver that crashes, hangs, floods, sends garbage or lies on command, for the crash-isolation tests.
         .executableTarget(name: "mediaroute-testdriver", dependencies: ["MediaDevice"], path: "Tests/TestDriver"),
         .testTarget(name: "MediaRouteSupervisorTests",
                     dependencies: ["MediaRouteSupervisor", "MediaDevice", "TestSupport", "mediaroute-testdriver", "mediarouted", "mediaroute"]),
         .testTarget(name: "AVSystemRoutingTests",
-                    dependencies: ["AVSystemRouting", "MediaRouteSupervisor", "MediaDevice", "CLinuxHelpers", "TestSupport", "mediaroute-testdriver", "mediarouted",
+                    dependencies: ["AVSystemRouting", "MediaRouteSupervisor", "MediaDevice", "PrivateDaemons", "TestSupport", "mediaroute-testdriver", "mediarouted",
                                    "mediaroute", "mediaroute-player"]),
         .testTarget(name: "ReferenceProtocolTests",
                     dependencies: ["ReferenceProtocol", "AVSystemRouting", "MediaRouteSupervisor", "MediaDevice", "MediaRouteIPC", "PrivateDaemons",

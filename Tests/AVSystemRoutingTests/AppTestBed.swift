@@ -2,6 +2,7 @@ import AVSystemRouting
 import Foundation
 import MediaDevice
 import MediaRouteIPC
+import PrivateDaemons
 @testable import MediaRouteSupervisor
 import Testing
 import TestSupport
@@ -15,7 +16,24 @@ final class AppTestBed: @unchecked Sendable {
     private var controllers: [AVSystemRouteController] = []
     var supervisor: Supervisor { harness.supervisor }
 
-    init() throws { harness = try SupervisorHarness() }
+    private var consoles: [ConsoleProcess] = []
+
+    /// Runs `body` on a fresh bed and always tears it down, whether `body` returns, throws or is cancelled.
+    static func run(_ body: (AppTestBed) async throws -> Void) async throws {
+        let bed = try AppTestBed()
+        do {
+            try await body(bed)
+        } catch {
+            await bed.tearDown()
+            throw error
+        }
+        await bed.tearDown()
+    }
+
+    private init() throws { harness = try SupervisorHarness() }
+
+    /// A program the test started, stopped with the bed.
+    func adopt(_ console: ConsoleProcess) { consoles.append(console) }
 
     func start() async throws {
         let supervisor = try await harness.start()
@@ -49,6 +67,7 @@ final class AppTestBed: @unchecked Sendable {
     }
 
     func tearDown() async {
+        for console in consoles { await console.stop() }
         for controller in controllers { await controller.invalidate() }
         server?.close()
         await harness.tearDown()

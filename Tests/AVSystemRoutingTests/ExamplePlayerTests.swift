@@ -1,6 +1,6 @@
-import CLinuxHelpers
 import Foundation
 import MediaRouteIPC
+import PrivateDaemons
 @testable import MediaRouteSupervisor
 import Testing
 import TestSupport
@@ -9,93 +9,77 @@ import TestSupport
 /// player starts on it, obeys commands on its standard input, and talks to the device's application.
 @Suite("The example player", .timeLimit(.minutes(2)))
 struct ExamplePlayerTests {
-    /// The player process, its stdin pipe, and what it printed so far.
+    /// The player process, driven through its console.
     final class Player: @unchecked Sendable {
-        let process: ChildProcess
-        let input: Int32
-        let outputPath: String
-
+        let console: ConsoleProcess
         init(_ bed: AppTestBed, arguments: [String]) throws {
-            outputPath = bed.harness.root + "/player.out"
-            let output = open(outputPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-            var ends: [Int32] = [0, 0]
-            clh_pipe_cloexec(&ends)
-            defer { close(output); close(ends[0]) }
-            process = try ChildProcess(executable: DaemonHarness.binary("mediaroute-player"), arguments: ["--socket", bed.socket] + arguments,
-                                       standardInput: ends[0], standardOutput: output, standardError: output)
-            input = ends[1]
+            console = try ConsoleProcess(DaemonHarness.binary("mediaroute-player"), ["--socket", bed.socket] + arguments,
+                                         logPath: bed.harness.root + "/player.out")
+            bed.adopt(console)
         }
-
-        var output: String { (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "" }
-
-        func say(_ line: String) { _ = (line + "\n").withCString { write(input, $0, strlen($0)) } }
-
-        func waitFor(_ text: String) async throws {
-            do {
-                try await waitUntil("player prints \"\(text)\"") { self.output.contains(text) }
-            } catch {
-                throw TestTimeout(what: "player never printed \"\(text)\"; it printed:\n\(output)")
-            }
-        }
+        var process: ChildProcess { console.process }
+        var output: String { console.output }
+        func say(_ line: String) { console.type(line) }
+        func waitFor(_ text: String) async throws { try await console.waitFor(text) }
     }
 
     @Test func thePlayerPlaysOnTheRouteAPersonActivatedAndObeys() async throws {
-        let bed = try AppTestBed()
-        try bed.harness.addDriver("org.test.alpha", devices: ["Den TV"])
-        try await bed.start()
-        let player = try Player(bed, arguments: ["--protocol", "org.test.alpha", "--app-id", "org.test.notes", "--mode", "application",
-                                                 "http://127.0.0.1:9/film.mp4"])
-        try await player.waitFor("waiting for a route of org.test.alpha")
-        try await bed.discover(["Den TV"])
-        try await bed.activate("Den TV")
-        try await player.waitFor("route active: Den TV through Test alpha")
-        try await player.waitFor("session started: ")
-        try await player.waitFor("(application org.test.notes)")
-        try await player.waitFor("state: playing")
-        player.say("send hello")
-        try await player.waitFor("data: olleh")
-        player.say("pause")
-        try await player.waitFor("state: paused")
-        player.say("seek 30")
-        try await player.waitFor("paused position 30.0/60.0 s")
-        player.say("volume 20")
-        try await player.waitFor("volume 20%")
-        player.say("teleport")
-        try await player.waitFor("error: unknown command \"teleport\"")
-        player.say("quit")
-        #expect(await player.process.exitStatus() == .exited(0))
-        try await player.waitFor("stopped")
-        // The session stopped; the route the person activated stays.
-        #expect(await bed.supervisor.activeRoutes().first?.objectValue?["playback"] == nil)
-        await bed.tearDown()
+        try await AppTestBed.run { bed in
+            try bed.harness.addDriver("org.test.alpha", devices: ["Den TV"])
+            try await bed.start()
+            let player = try Player(bed, arguments: ["--protocol", "org.test.alpha", "--app-id", "org.test.notes", "--mode", "application",
+                                                     "http://127.0.0.1:9/film.mp4"])
+            try await player.waitFor("waiting for a route of org.test.alpha")
+            try await bed.discover(["Den TV"])
+            try await bed.activate("Den TV")
+            try await player.waitFor("route active: Den TV through Test alpha")
+            try await player.waitFor("session started: ")
+            try await player.waitFor("(application org.test.notes)")
+            try await player.waitFor("state: playing")
+            player.say("send hello")
+            try await player.waitFor("data: olleh")
+            player.say("pause")
+            try await player.waitFor("state: paused")
+            player.say("seek 30")
+            try await player.waitFor("paused position 30.0/60.0 s")
+            player.say("volume 20")
+            try await player.waitFor("volume 20%")
+            player.say("teleport")
+            try await player.waitFor("error: unknown command \"teleport\"")
+            player.say("quit")
+            #expect(await player.process.exitStatus() == .exited(0))
+            try await player.waitFor("stopped")
+            // The session stopped; the route the person activated stays.
+            #expect(await bed.supervisor.activeRoutes().first?.objectValue?["playback"] == nil)
+        }
     }
 
     @Test func anAppThatDisconnectsHasItsSessionsStopped() async throws {
-        let bed = try AppTestBed()
-        try bed.harness.addDriver("org.test.alpha", devices: ["Den TV"])
-        try await bed.start()
-        try await bed.discover(["Den TV"])
-        try await bed.activate("Den TV")
-        let player = try Player(bed, arguments: ["--protocol", "org.test.alpha", "http://127.0.0.1:9/film.mp4"])
-        try await player.waitFor("state: playing")
-        // A .player session has no data channel of its own; the route's channel works.
-        player.say("send hi")
-        try await player.waitFor("error: a .player session has no data channel; use route-send")
-        player.say("route-send hi")
-        try await player.waitFor("route data: ih")
-        #expect(await bed.supervisor.activeRoutes().first?.objectValue?["playback"] != nil)
-        kill(player.process.pid, SIGKILL)
-        _ = await player.process.exitStatus()
-        try await waitUntil("session stopped") { await bed.supervisor.activeRoutes().first?.objectValue?["playback"] == nil }
-        #expect(await bed.supervisor.activeRoutes().first?.objectValue?["busy"] == false)
-        await bed.tearDown()
+        try await AppTestBed.run { bed in
+            try bed.harness.addDriver("org.test.alpha", devices: ["Den TV"])
+            try await bed.start()
+            try await bed.discover(["Den TV"])
+            try await bed.activate("Den TV")
+            let player = try Player(bed, arguments: ["--protocol", "org.test.alpha", "http://127.0.0.1:9/film.mp4"])
+            try await player.waitFor("state: playing")
+            // A .player session has no data channel of its own; the route's channel works.
+            player.say("send hi")
+            try await player.waitFor("error: a .player session has no data channel; use route-send")
+            player.say("route-send hi")
+            try await player.waitFor("route data: ih")
+            #expect(await bed.supervisor.activeRoutes().first?.objectValue?["playback"] != nil)
+            kill(player.process.pid, SIGKILL)
+            _ = await player.process.exitStatus()
+            try await waitUntil("session stopped") { await bed.supervisor.activeRoutes().first?.objectValue?["playback"] == nil }
+            #expect(await bed.supervisor.activeRoutes().first?.objectValue?["busy"] == false)
+        }
     }
 
     @Test func thePlayerSaysWhenNoDaemonRuns() async throws {
-        let bed = try AppTestBed()
-        let player = try Player(bed, arguments: ["--protocol", "org.test.alpha", "http://127.0.0.1:9/film.mp4"])
-        #expect(await player.process.exitStatus() == .exited(1))
-        #expect(player.output.contains("mediarouted is not running (nothing listens on \(bed.socket)); start it first"))
-        await bed.tearDown()
+        try await AppTestBed.run { bed in
+            let player = try Player(bed, arguments: ["--protocol", "org.test.alpha", "http://127.0.0.1:9/film.mp4"])
+            #expect(await player.process.exitStatus() == .exited(1))
+            #expect(player.output.contains("mediarouted is not running (nothing listens on \(bed.socket)); start it first"))
+        }
     }
 }

@@ -28,74 +28,74 @@ struct RouteChangeTests {
     }
 
     @Test func aDeviceLostByDiscoveryPausesItsPlaybackAndTellsTheApp() async throws {
-        let bed = try AppTestBed()
-        try bed.harness.addDriver("org.test.alpha", devices: ["Den TV", "Hall TV"])
-        try await bed.start()
-        let (controller, recorder, media) = try await playing(bed)
-        try bed.harness.command("org.test.alpha", "lose:Den TV")
+        try await AppTestBed.run { bed in
+            try bed.harness.addDriver("org.test.alpha", devices: ["Den TV", "Hall TV"])
+            try await bed.start()
+            let (controller, recorder, media) = try await playing(bed)
+            try bed.harness.command("org.test.alpha", "lose:Den TV")
 
-        try await bed.eventually("deactivated") { recorder.events.count == 2 }
-        try await bed.eventually("route change") { recorder.changes.count == 2 }
-        let change = await recorder.changes[1]
-        #expect(change.reason == .oldDeviceUnavailable)
-        #expect(change.message == "Den TV is no longer reachable")
-        #expect(change.previousRoute.outputs.map(\.portName) == ["Den TV"])
-        #expect(change.previousRoute.outputs.first?.portType == .tv)
-        #expect(change.currentRoute.outputs.isEmpty)
-        #expect(controller.activeRoutes.isEmpty)
-        // Paused, not playing somewhere else; commands now fail with the reason.
-        try await bed.eventually("session ended") { media.hasEnded }
-        let status = await media.playbackControl.status
-        #expect(!status.isPlaying && status.state == .paused)
-        #expect(media.endReason?.message == "the route to Den TV ended: Den TV is no longer reachable")
-        await MainActor.run { media.playbackControl.isPlaying = true }
-        await #expect(throws: AVSystemRoutingError.self) { try await media.playbackControl.synchronize() }
-        // The supervisor asked the driver to pause, then to deactivate.
-        #expect(await bed.supervisor.activeRoutes().isEmpty)
-        #expect(await bed.supervisor.recentEvents.contains("Den TV deactivated: Den TV is no longer reachable"))
-        await bed.tearDown()
+            try await bed.eventually("deactivated") { recorder.events.count == 2 }
+            try await bed.eventually("route change") { recorder.changes.count == 2 }
+            let change = await recorder.changes[1]
+            #expect(change.reason == .oldDeviceUnavailable)
+            #expect(change.message == "Den TV is no longer reachable")
+            #expect(change.previousRoute.outputs.map(\.portName) == ["Den TV"])
+            #expect(change.previousRoute.outputs.first?.portType == .tv)
+            #expect(change.currentRoute.outputs.isEmpty)
+            #expect(controller.activeRoutes.isEmpty)
+            // Paused, not playing somewhere else; commands now fail with the reason.
+            try await bed.eventually("session ended") { media.hasEnded }
+            let status = await media.playbackControl.status
+            #expect(!status.isPlaying && status.state == .paused)
+            #expect(media.endReason?.message == "the route to Den TV ended: Den TV is no longer reachable")
+            await MainActor.run { media.playbackControl.isPlaying = true }
+            await #expect(throws: AVSystemRoutingError.self) { try await media.playbackControl.synchronize() }
+            // The supervisor asked the driver to pause, then to deactivate.
+            #expect(await bed.supervisor.activeRoutes().isEmpty)
+            #expect(await bed.supervisor.recentEvents.contains("Den TV deactivated: Den TV is no longer reachable"))
+        }
     }
 
     @Test func aDriverCrashEndsTheRouteWithTheSignalAndPauses() async throws {
-        let bed = try AppTestBed()
-        try bed.harness.addDriver("org.test.alpha", devices: ["Den TV"])
-        try await bed.start()
-        let (_, recorder, media) = try await playing(bed)
-        try bed.harness.command("org.test.alpha", "segv")
-        try await bed.eventually("route change") { recorder.changes.count == 2 }
-        let change = await recorder.changes[1]
-        #expect(change.reason == .oldDeviceUnavailable)
-        #expect(change.message.hasPrefix("driver org.test.alpha killed by signal 11"), "\(change.message)")
-        try await bed.eventually("session ended") { media.hasEnded }
-        #expect(await media.playbackControl.status.state == .paused)
-        await bed.tearDown()
+        try await AppTestBed.run { bed in
+            try bed.harness.addDriver("org.test.alpha", devices: ["Den TV"])
+            try await bed.start()
+            let (_, recorder, media) = try await playing(bed)
+            try bed.harness.command("org.test.alpha", "segv")
+            try await bed.eventually("route change") { recorder.changes.count == 2 }
+            let change = await recorder.changes[1]
+            #expect(change.reason == .oldDeviceUnavailable)
+            #expect(change.message.hasPrefix("driver org.test.alpha killed by signal 11"), "\(change.message)")
+            try await bed.eventually("session ended") { media.hasEnded }
+            #expect(await media.playbackControl.status.state == .paused)
+        }
     }
 
     @Test func aDeviceSideVolumeChangeReachesTheApp() async throws {
-        let bed = try AppTestBed()
-        try bed.harness.addDriver("org.test.alpha", devices: ["Den TV"])
-        try await bed.start()
-        let (_, recorder, media) = try await playing(bed)
-        try bed.harness.command("org.test.alpha", "volume:0.3")
-        // The route's volume, as a configuration change, and the session's volume on its own cadence.
-        try await bed.eventually("volume on the route") { recorder.activeRoute?.volume == 0.3 }
-        try await bed.eventually("configuration change") { recorder.changes.last?.reason == .routeConfigurationChange }
-        try await bed.eventually("volume in the session") { media.playbackControl.volume == 0.3 }
-        await bed.tearDown()
+        try await AppTestBed.run { bed in
+            try bed.harness.addDriver("org.test.alpha", devices: ["Den TV"])
+            try await bed.start()
+            let (_, recorder, media) = try await playing(bed)
+            try bed.harness.command("org.test.alpha", "volume:0.3")
+            // The route's volume, as a configuration change, and the session's volume on its own cadence.
+            try await bed.eventually("volume on the route") { recorder.activeRoute?.volume == 0.3 }
+            try await bed.eventually("configuration change") { recorder.changes.last?.reason == .routeConfigurationChange }
+            try await bed.eventually("volume in the session") { media.playbackControl.volume == 0.3 }
+        }
     }
 
     @Test func aSessionTheDeviceCannotContinueEndsWithItsReason() async throws {
-        let bed = try AppTestBed()
-        try bed.harness.addDriver("org.test.alpha", devices: ["Den TV"])
-        try await bed.start()
-        let (controller, _, media) = try await playing(bed)
-        try bed.harness.command("org.test.alpha", "fail-sessions")
-        try await bed.eventually("session ended") { media.hasEnded }
-        #expect(media.endReason?.message == "the media stopped: decoder error")
-        #expect(await media.playbackControl.status.state == .failed)
-        // The route itself stays, free for a new session.
-        let route = try #require(controller.activeRoutes.first)
-        try await waitUntil("route free") { route.addSession(AVSystemRouteSession(url: URL(string: "http://127.0.0.1:9/again.mp4")!, mode: .player)) }
-        await bed.tearDown()
+        try await AppTestBed.run { bed in
+            try bed.harness.addDriver("org.test.alpha", devices: ["Den TV"])
+            try await bed.start()
+            let (controller, _, media) = try await playing(bed)
+            try bed.harness.command("org.test.alpha", "fail-sessions")
+            try await bed.eventually("session ended") { media.hasEnded }
+            #expect(media.endReason?.message == "the media stopped: decoder error")
+            #expect(await media.playbackControl.status.state == .failed)
+            // The route itself stays, free for a new session.
+            let route = try #require(controller.activeRoutes.first)
+            try await waitUntil("route free") { route.addSession(AVSystemRouteSession(url: URL(string: "http://127.0.0.1:9/again.mp4")!, mode: .player)) }
+        }
     }
 }

@@ -22,124 +22,124 @@ struct PlaybackTests {
     private func position(_ bed: ReferenceTestBed) async -> Double { await bed.playback("Den TV")?["position"]?.doubleValue ?? -1 }
 
     @Test func aURLPlaysAtRealTimePaceWithSeekPauseSpeedAndEnd() async throws {
-        let bed = try await ReferenceTestBed()
-        let tv = try await activeReceiver(bed)
-        let started = try await bed.supervisor.startSession("Den TV", url: bed.media.url("tone.wav"))
-        let first = try #require(started.objectValue?["playback"]?.objectValue)
-        #expect(first["state"] == "playing")
-        #expect(first["timeRange"] == [0.0, 4.0])
-        #expect(first["metadata"]?.objectValue?["title"] == "Test Tone")
-        try await tv.waitFor("playing \(bed.media.url("tone.wav"))")
+        try await ReferenceTestBed.run { bed in
+            let tv = try await activeReceiver(bed)
+            let started = try await bed.supervisor.startSession("Den TV", url: bed.media.url("tone.wav"))
+            let first = try #require(started.objectValue?["playback"]?.objectValue)
+            #expect(first["state"] == "playing")
+            #expect(first["timeRange"] == [0.0, 4.0])
+            #expect(first["metadata"]?.objectValue?["title"] == "Test Tone")
+            try await tv.waitFor("playing \(bed.media.url("tone.wav"))")
 
-        // The position advances by itself, at the media's pace.
-        try await bed.harness.waitUntil("position advances") { await position(bed) >= 0.5 }
-        // Pause: it stops advancing.
-        _ = try await bed.supervisor.setPlayback("Den TV", ["isPlaying": false])
-        try await bed.harness.waitUntil("paused") { await bed.playback("Den TV")?["state"] == "paused" }
-        let paused = await position(bed)
-        try await Task.sleep(for: .milliseconds(700))
-        #expect(abs(await position(bed) - paused) < 0.05)
-        // Seek while paused, then play at twice the speed: the rest (about 2 s of media) takes about 1 s.
-        _ = try await bed.supervisor.setPlayback("Den TV", ["position": 2.0, "speed": 2.0, "isPlaying": true])
-        try await bed.harness.waitUntil("plays from 2 s") { let p = await position(bed); return p >= 2 && p < 3.9 }
-        try await bed.harness.waitUntil("the receiver reports speed 2") { await bed.playback("Den TV")?["speed"] == 2.0 }
-        // The end of the media is reported.
-        try await bed.harness.waitUntil("ended", seconds: 10) { await bed.playback("Den TV")?["state"] == "ended" }
-        #expect(await position(bed) == 4.0)
-        try await tv.waitFor("s1 reached the end")
-        // A URL the receiver cannot fetch is a clear error.
-        let missing = await #expect(throws: MediaDeviceError.self) { try await bed.supervisor.startSession("Den TV", url: bed.media.url("missing.wav")) }
-        #expect(missing?.code == .sessionFailed)
-        #expect(missing?.message.contains("Den TV: cannot play \(bed.media.url("missing.wav")):") == true, "\(missing?.message ?? "")")
-        await bed.tearDown()
+            // The position advances by itself, at the media's pace.
+            try await bed.harness.waitUntil("position advances") { await position(bed) >= 0.5 }
+            // Pause: it stops advancing.
+            _ = try await bed.supervisor.setPlayback("Den TV", ["isPlaying": false])
+            try await bed.harness.waitUntil("paused") { await bed.playback("Den TV")?["state"] == "paused" }
+            let paused = await position(bed)
+            try await Task.sleep(for: .milliseconds(700))
+            #expect(abs(await position(bed) - paused) < 0.05)
+            // Seek while paused, then play at twice the speed: the rest (about 2 s of media) takes about 1 s.
+            _ = try await bed.supervisor.setPlayback("Den TV", ["position": 2.0, "speed": 2.0, "isPlaying": true])
+            try await bed.harness.waitUntil("plays from 2 s") { let p = await position(bed); return p >= 2 && p < 3.9 }
+            try await bed.harness.waitUntil("the receiver reports speed 2") { await bed.playback("Den TV")?["speed"] == 2.0 }
+            // The end of the media is reported.
+            try await bed.harness.waitUntil("ended", seconds: 10) { await bed.playback("Den TV")?["state"] == "ended" }
+            #expect(await position(bed) == 4.0)
+            try await tv.waitFor("s1 reached the end")
+            // A URL the receiver cannot fetch is a clear error.
+            let missing = await #expect(throws: MediaDeviceError.self) { try await bed.supervisor.startSession("Den TV", url: bed.media.url("missing.wav")) }
+            #expect(missing?.code == .sessionFailed)
+            #expect(missing?.message.contains("Den TV: cannot play \(bed.media.url("missing.wav")):") == true, "\(missing?.message ?? "")")
+        }
     }
 
     @Test func volumeAndMuteGoBothWaysAndADeviceSideChangeReachesAnApp() async throws {
-        let bed = try await ReferenceTestBed()
-        let app = bed.app()
-        let recorder = AppObserver()
-        #expect(app.addObserver(recorder))
-        let tv = try await activeReceiver(bed)
-        try await bed.harness.waitUntil("app has the route") { await MainActor.run { recorder.route != nil } }
-        let route = try #require(await MainActor.run { recorder.route })
-        let session = AVSystemRouteSession(url: URL(string: bed.media.url("tone.wav"))!, mode: .player)
-        #expect(route.addSession(session))
-        let media = try await session.start()
+        try await ReferenceTestBed.run { bed in
+            let app = bed.app()
+            let recorder = AppObserver()
+            #expect(app.addObserver(recorder))
+            let tv = try await activeReceiver(bed)
+            try await bed.harness.waitUntil("app has the route") { await MainActor.run { recorder.route != nil } }
+            let route = try #require(await MainActor.run { recorder.route })
+            let session = AVSystemRouteSession(url: URL(string: bed.media.url("tone.wav"))!, mode: .player)
+            #expect(route.addSession(session))
+            let media = try await session.start()
 
-        // System to device: the receiver's own status line shows it.
-        #expect(try await bed.supervisor.volume("Den TV", .set(0.3)).objectValue?["volume"] == .double(0.3))
-        try await tv.statusShows("volume 30%, 1 controller(s)")
-        #expect(try await bed.supervisor.volume("Den TV", .mute).objectValue?["muted"] == true)
-        try await tv.statusShows("volume 30% muted")
-        #expect(try await bed.supervisor.volume("Den TV", .change(4)).objectValue?["volume"] == .double(0.5))
-        _ = try await bed.supervisor.volume("Den TV", .unmute)
-        try await tv.statusShows("volume 50%, 1 controller(s)")
-        // Device to system: someone turns the receiver's own knob.
-        tv.press("volume 70")
-        try await bed.harness.waitUntil("supervisor sees 70%") { await bed.supervisor.activeRoutes().first?.objectValue?["volume"] == .double(0.7) }
-        try await bed.harness.waitUntil("the app's route sees 70%") { route.volume == 0.7 }
-        try await bed.harness.waitUntil("the app's session sees 70%") { await MainActor.run { media.playbackControl.volume == 0.7 } }
-        await bed.tearDown()
+            // System to device: the receiver's own status line shows it.
+            #expect(try await bed.supervisor.volume("Den TV", .set(0.3)).objectValue?["volume"] == .double(0.3))
+            try await tv.statusShows("volume 30%, 1 controller(s)")
+            #expect(try await bed.supervisor.volume("Den TV", .mute).objectValue?["muted"] == true)
+            try await tv.statusShows("volume 30% muted")
+            #expect(try await bed.supervisor.volume("Den TV", .change(4)).objectValue?["volume"] == .double(0.5))
+            _ = try await bed.supervisor.volume("Den TV", .unmute)
+            try await tv.statusShows("volume 50%, 1 controller(s)")
+            // Device to system: someone turns the receiver's own knob.
+            tv.press("volume 70")
+            try await bed.harness.waitUntil("supervisor sees 70%") { await bed.supervisor.activeRoutes().first?.objectValue?["volume"] == .double(0.7) }
+            try await bed.harness.waitUntil("the app's route sees 70%") { route.volume == 0.7 }
+            try await bed.harness.waitUntil("the app's session sees 70%") { await MainActor.run { media.playbackControl.volume == 0.7 } }
+        }
     }
 
     @Test func anApplicationModeSessionTalksToTheReceiversApplication() async throws {
-        let bed = try await ReferenceTestBed()
-        let app = bed.app("org.mediaroute.notes")
-        let recorder = AppObserver()
-        #expect(app.addObserver(recorder))
-        _ = try await activeReceiver(bed)
-        try await bed.harness.waitUntil("app has the route") { await MainActor.run { recorder.route != nil } }
-        let route = try #require(await MainActor.run { recorder.route })
-        let session = AVSystemRouteSession(url: URL(string: bed.media.url("tone.wav"))!, mode: .application)
-        #expect(route.addSession(session))
-        let media = try await session.start()
-        #expect(media.application == "org.mediaroute.notes")
-        let channel = try #require(media.dataChannel)
-        await MainActor.run { channel.dataDelegate = recorder }
-        for message in ["add buy milk", "add call mum", "list"] { try await channel.send(Data(message.utf8)) }
-        try await bed.harness.waitUntil("three answers") { await MainActor.run { recorder.received.count == 3 } }
-        #expect(await MainActor.run { recorder.received } == ["noted 1", "noted 2", "buy milk\ncall mum"])
-        await bed.tearDown()
+        try await ReferenceTestBed.run { bed in
+            let app = bed.app("org.mediaroute.notes")
+            let recorder = AppObserver()
+            #expect(app.addObserver(recorder))
+            _ = try await activeReceiver(bed)
+            try await bed.harness.waitUntil("app has the route") { await MainActor.run { recorder.route != nil } }
+            let route = try #require(await MainActor.run { recorder.route })
+            let session = AVSystemRouteSession(url: URL(string: bed.media.url("tone.wav"))!, mode: .application)
+            #expect(route.addSession(session))
+            let media = try await session.start()
+            #expect(media.application == "org.mediaroute.notes")
+            let channel = try #require(media.dataChannel)
+            await MainActor.run { channel.dataDelegate = recorder }
+            for message in ["add buy milk", "add call mum", "list"] { try await channel.send(Data(message.utf8)) }
+            try await bed.harness.waitUntil("three answers") { await MainActor.run { recorder.received.count == 3 } }
+            #expect(await MainActor.run { recorder.received } == ["noted 1", "noted 2", "buy milk\ncall mum"])
+        }
     }
 
     @Test func aReceiverKilledMidSessionEndsTheRoutePausedAndComesBack() async throws {
-        let bed = try await ReferenceTestBed()
-        let app = bed.app()
-        let recorder = AppObserver()
-        #expect(app.addObserver(recorder))
-        let changes = app.routeChanges()
-        let tv = try await activeReceiver(bed)
-        try await bed.harness.waitUntil("app has the route") { await MainActor.run { recorder.route != nil } }
-        let route = try #require(await MainActor.run { recorder.route })
-        let session = AVSystemRouteSession(url: URL(string: bed.media.url("tone.wav"))!, mode: .player)
-        #expect(route.addSession(session))
-        let media = try await session.start()
-        #expect(await MainActor.run { media.playbackControl.isPlaying })
+        try await ReferenceTestBed.run { bed in
+            let app = bed.app()
+            let recorder = AppObserver()
+            #expect(app.addObserver(recorder))
+            let changes = app.routeChanges()
+            let tv = try await activeReceiver(bed)
+            try await bed.harness.waitUntil("app has the route") { await MainActor.run { recorder.route != nil } }
+            let route = try #require(await MainActor.run { recorder.route })
+            let session = AVSystemRouteSession(url: URL(string: bed.media.url("tone.wav"))!, mode: .player)
+            #expect(route.addSession(session))
+            let media = try await session.start()
+            #expect(await MainActor.run { media.playbackControl.isPlaying })
 
-        let seen = ChangeLog()
-        Task { for await change in changes { seen.append(change) } }
-        await tv.kill9()
-        try await bed.harness.waitUntil("route ended", seconds: 15) { await bed.supervisor.activeRoutes().isEmpty }
-        try await bed.harness.waitUntil("the app hears oldDeviceUnavailable") { seen.all.contains { $0.reason == .oldDeviceUnavailable } }
-        let change = try #require(seen.all.first { $0.reason == .oldDeviceUnavailable })
-        #expect(change.message == "Den TV is no longer reachable")
-        #expect(change.previousRoute.outputs.map(\.portName) == ["Den TV"])
-        #expect(await bed.supervisor.recentEvents.contains("Den TV deactivated: Den TV is no longer reachable"))
-        try await bed.harness.waitUntil("app told") { media.hasEnded }
-        #expect(media.endReason?.message == "the route to Den TV ended: Den TV is no longer reachable")
-        let last = await MainActor.run { media.playbackControl.status }
-        #expect(!last.isPlaying && last.state == .paused)
+            let seen = ChangeLog()
+            Task { for await change in changes { seen.append(change) } }
+            await tv.kill9()
+            try await bed.harness.waitUntil("route ended", seconds: 15) { await bed.supervisor.activeRoutes().isEmpty }
+            try await bed.harness.waitUntil("the app hears oldDeviceUnavailable") { seen.all.contains { $0.reason == .oldDeviceUnavailable } }
+            let change = try #require(seen.all.first { $0.reason == .oldDeviceUnavailable })
+            #expect(change.message == "Den TV is no longer reachable")
+            #expect(change.previousRoute.outputs.map(\.portName) == ["Den TV"])
+            #expect(await bed.supervisor.recentEvents.contains("Den TV deactivated: Den TV is no longer reachable"))
+            try await bed.harness.waitUntil("app told") { media.hasEnded }
+            #expect(media.endReason?.message == "the route to Den TV ended: Den TV is no longer reachable")
+            let last = await MainActor.run { media.playbackControl.status }
+            #expect(!last.isPlaying && last.state == .paused)
 
-        // Restarted: rediscovered, and it can be activated again.
-        try tv.restart()
-        try await tv.waitUntilAnnounced()
-        let view = PickerView()
-        let picker = await bed.supervisor.openPicker { view.update($0) }
-        try await bed.waitForPicker(view, ["Den TV"])
-        try await bed.activate("Den TV") { _ in nil }
-        try await bed.harness.waitUntil("the app sees the route again") { await MainActor.run { recorder.activations == 2 } }
-        await bed.supervisor.closePicker(picker.id)
-        await bed.tearDown()
+            // Restarted: rediscovered, and it can be activated again.
+            try tv.restart()
+            try await tv.waitUntilAnnounced()
+            let view = PickerView()
+            let picker = await bed.supervisor.openPicker { view.update($0) }
+            try await bed.waitForPicker(view, ["Den TV"])
+            try await bed.activate("Den TV") { _ in nil }
+            try await bed.harness.waitUntil("the app sees the route again") { await MainActor.run { recorder.activations == 2 } }
+            await bed.supervisor.closePicker(picker.id)
+        }
     }
 }
 

@@ -9,23 +9,28 @@ import TestSupport
 /// PROTOCOL.md would see, including the mistakes and the malice.
 @Suite("Reference receiver: the protocol and bad input", .serialized, .timeLimit(.minutes(2)))
 struct ReceiverTests {
-    /// A private Avahi, a receiver on it, and media to play.
-    private func receiver(_ arguments: [String] = []) async throws -> (PrivateAvahi, ReceiverProcess, MediaFileServer, String) {
+    /// A private Avahi, a receiver on it, and media to play, for `body`; all stopped afterwards, whatever happens.
+    private func withReceiver(_ arguments: [String] = [], _ body: (ReceiverProcess, MediaFileServer) async throws -> Void) async throws {
         let root = NSTemporaryDirectory() + "mediaroute-receiver-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: root + "/media", withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: root) }
         let avahi = try await PrivateAvahi()
-        try await MediaFileServer.makeTone(at: root + "/media/tone.wav", seconds: 30, title: "Long Tone")
-        let media = try await MediaFileServer(directory: root + "/media")
-        let receiver = try ReceiverProcess(name: "Bench TV", avahi: avahi, root: root, arguments: arguments)
-        try await receiver.waitUntilAnnounced()
-        return (avahi, receiver, media, root)
-    }
-
-    private func stop(_ avahi: PrivateAvahi, _ receiver: ReceiverProcess, _ media: MediaFileServer, _ root: String) async {
-        await receiver.stop()
-        await media.stop()
+        var media: MediaFileServer?, receiver: ReceiverProcess?
+        do {
+            try await MediaFileServer.makeTone(at: root + "/media/tone.wav", seconds: 30, title: "Long Tone")
+            media = try await MediaFileServer(directory: root + "/media")
+            receiver = try ReceiverProcess(name: "Bench TV", avahi: avahi, root: root, arguments: arguments)
+            try await receiver!.waitUntilAnnounced()
+            try await body(receiver!, media!)
+        } catch {
+            await receiver?.stop()
+            await media?.stop()
+            await avahi.stop()
+            throw error
+        }
+        await receiver?.stop()
+        await media?.stop()
         await avahi.stop()
-        try? FileManager.default.removeItem(atPath: root)
     }
 
     /// A controller connection, as a driver written from the spec would open it.
@@ -40,101 +45,101 @@ struct ReceiverTests {
     private func code(of error: any Error) -> Int? { (error as? RPCError)?.code.rawValue }
 
     @Test func garbageAndOversizedFramesCostOnlyTheirConnection() async throws {
-        let (avahi, receiver, media, root) = try await receiver()
-        let port = try #require(receiver.port)
-        // Not even a frame: random bytes, then an announced length of 2 GiB.
-        for bytes: [UInt8] in [Array("GET / HTTP/1.1\r\n\r\n".utf8), [0x7f, 0xff, 0xff, 0xff, 0x7b]] {
+        try await withReceiver { receiver, media in
+            let port = try #require(receiver.port)
+            // Not even a frame: random bytes, then an announced length of 2 GiB.
+            for bytes: [UInt8] in [Array("GET / HTTP/1.1\r\n\r\n".utf8), [0x7f, 0xff, 0xff, 0xff, 0x7b]] {
+                let fd = try await TCPSocket.connect(host: "127.0.0.1", port: port, timeout: .seconds(3))
+                _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)  // a plain blocking client, bounded by a timeout
+                var limit = timeval(tv_sec: 5, tv_usec: 0)
+                setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+                _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+                var buffer = [UInt8](repeating: 0, count: 4096)
+                var total = 0
+                while case let n = read(fd, &buffer, buffer.count), n > 0 { total += n }  // the receiver answers, then closes
+                // The answer is an error frame with id null, naming the fault.
+                let answer = String(decoding: buffer[4..<max(4, min(total, buffer.count))], as: UTF8.self)
+                #expect(answer.contains(#""id":null"#) && answer.contains("bad frame"), "\(answer)")
+                close(fd)
+            }
+            try await receiver.waitFor("broke the protocol")
+            #expect(receiver.process.exitIfEnded() == nil)
+            // A hello without a controller id is refused, naming the member.
             let fd = try await TCPSocket.connect(host: "127.0.0.1", port: port, timeout: .seconds(3))
-            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)  // a plain blocking client, bounded by a timeout
-            var limit = timeval(tv_sec: 5, tv_usec: 0)
-            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
-            _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-            var buffer = [UInt8](repeating: 0, count: 4096)
-            var total = 0
-            while case let n = read(fd, &buffer, buffer.count), n > 0 { total += n }  // the receiver answers, then closes
-            // The answer is an error frame with id null, naming the fault.
-            let answer = String(decoding: buffer[4..<max(4, min(total, buffer.count))], as: UTF8.self)
-            #expect(answer.contains(#""id":null"#) && answer.contains("bad frame"), "\(answer)")
-            close(fd)
+            let refused = await #expect(throws: RPCError.self) {
+                _ = try await Connection.open(socket: fd, hello: Hello(role: .controller, name: "anonymous"), side: .initiator(acceptingRoles: [.receiver]),
+                                              configuration: ConnectionConfiguration(label: "receiver"))
+            }
+            #expect(refused?.message.contains("identity.controllerId") == true, "\(refused?.message ?? "")")
+            // And a proper controller is served as if nothing happened.
+            let connection = try await controller(receiver)
+            #expect(try await connection.request(ReferenceProtocol.Method.status).result.objectValue?["volume"] == .double(0.5))
+            await connection.close()
         }
-        try await receiver.waitFor("broke the protocol")
-        #expect(receiver.process.exitIfEnded() == nil)
-        // A hello without a controller id is refused, naming the member.
-        let fd = try await TCPSocket.connect(host: "127.0.0.1", port: port, timeout: .seconds(3))
-        let refused = await #expect(throws: RPCError.self) {
-            _ = try await Connection.open(socket: fd, hello: Hello(role: .controller, name: "anonymous"), side: .initiator(acceptingRoles: [.receiver]),
-                                          configuration: ConnectionConfiguration(label: "receiver"))
-        }
-        #expect(refused?.message.contains("identity.controllerId") == true, "\(refused?.message ?? "")")
-        // And a proper controller is served as if nothing happened.
-        let connection = try await controller(receiver)
-        #expect(try await connection.request(ReferenceProtocol.Method.status).result.objectValue?["volume"] == .double(0.5))
-        await connection.close()
-        await stop(avahi, receiver, media, root)
     }
 
     @Test func nothingButPairingBeforeAuthorizationAndClearErrorsAfter() async throws {
-        let (avahi, receiver, media, root) = try await receiver()
-        let connection = try await controller(receiver)
-        do {
-            _ = try await connection.request(ReferenceProtocol.Method.play, ["session": "s", "url": .string(media.url("tone.wav"))])
-            Issue.record("played without pairing")
-        } catch {
-            #expect(code(of: error) == 2001)
-            #expect("\(error)".contains("Bench TV needs pairing first"))
-        }
-        // Pair by hand, as PROTOCOL.md §3 says.
-        let begun = try await connection.request(ReferenceProtocol.Method.pairBegin).result
-        #expect(begun.objectValue?["authorization"] == ["type": "numericCode", "length": 4])
-        let token = try await connection.request(ReferenceProtocol.Method.pairFinish, ["code": .string(try await receiver.pairingCode())]).result
-        #expect(token.objectValue?["token"]?.stringValue?.count == 64)
-
-        for (params, expected) in [
-            (["session": "s", "url": "ftp://host/file.wav"] as JSONObject, 2010),
-            (["session": "s", "url": .string(media.url("tone.wav")), "application": "org.example.nothing"], 2012),
-            (["session": "s", "url": .string(media.url("nothing-here.wav"))], 2011),
-        ] {
+        try await withReceiver { receiver, media in
+            let connection = try await controller(receiver)
             do {
-                _ = try await connection.request(ReferenceProtocol.Method.play, params)
-                Issue.record("\(params) played")
+                _ = try await connection.request(ReferenceProtocol.Method.play, ["session": "s", "url": .string(media.url("tone.wav"))])
+                Issue.record("played without pairing")
             } catch {
-                #expect(code(of: error) == expected, "\(error)")
+                #expect(code(of: error) == 2001)
+                #expect("\(error)".contains("Bench TV needs pairing first"))
             }
+            // Pair by hand, as PROTOCOL.md §3 says.
+            let begun = try await connection.request(ReferenceProtocol.Method.pairBegin).result
+            #expect(begun.objectValue?["authorization"] == ["type": "numericCode", "length": 4])
+            let token = try await connection.request(ReferenceProtocol.Method.pairFinish, ["code": .string(try await receiver.pairingCode())]).result
+            #expect(token.objectValue?["token"]?.stringValue?.count == 64)
+
+            for (params, expected) in [
+                (["session": "s", "url": "ftp://host/file.wav"] as JSONObject, 2010),
+                (["session": "s", "url": .string(media.url("tone.wav")), "application": "org.example.nothing"], 2012),
+                (["session": "s", "url": .string(media.url("nothing-here.wav"))], 2011),
+            ] {
+                do {
+                    _ = try await connection.request(ReferenceProtocol.Method.play, params)
+                    Issue.record("\(params) played")
+                } catch {
+                    #expect(code(of: error) == expected, "\(error)")
+                }
+            }
+            let large = Data(count: ReferenceProtocol.maximumApplicationMessage + 1).base64EncodedString()
+            await #expect(throws: RPCError.self) {
+                _ = try await connection.request(ReferenceProtocol.Method.appSend, ["application": "org.mediaroute.echo", "data": .string(large)])
+            }
+            await #expect(throws: RPCError.self) {
+                _ = try await connection.request(ReferenceProtocol.Method.control, ["session": "never-started", "isPlaying": true])
+            }
+            await connection.close()
         }
-        let large = Data(count: ReferenceProtocol.maximumApplicationMessage + 1).base64EncodedString()
-        await #expect(throws: RPCError.self) {
-            _ = try await connection.request(ReferenceProtocol.Method.appSend, ["application": "org.mediaroute.echo", "data": .string(large)])
-        }
-        await #expect(throws: RPCError.self) {
-            _ = try await connection.request(ReferenceProtocol.Method.control, ["session": "never-started", "isPlaying": true])
-        }
-        await connection.close()
-        await stop(avahi, receiver, media, root)
     }
 
     @Test func aControllerThatVanishesLeavesItsSessionPausedForItsReturn() async throws {
-        let (avahi, receiver, media, root) = try await receiver(["--auth", "none"])
-        let first = try await controller(receiver, id: "living-room-phone")
-        let state = try await first.request(ReferenceProtocol.Method.play, ["session": "film", "url": .string(media.url("tone.wav"))]).result
-        #expect(state.objectValue?["state"] == "playing")
-        #expect(state.objectValue?["duration"] == 30.0)
-        try await Task.sleep(for: .milliseconds(600))
-        await first.close()  // no stop: the controller just went away
-        try await receiver.waitFor("paused film: test went away")
+        try await withReceiver(["--auth", "none"]) { receiver, media in
+            let first = try await controller(receiver, id: "living-room-phone")
+            let state = try await first.request(ReferenceProtocol.Method.play, ["session": "film", "url": .string(media.url("tone.wav"))]).result
+            #expect(state.objectValue?["state"] == "playing")
+            #expect(state.objectValue?["duration"] == 30.0)
+            try await Task.sleep(for: .milliseconds(600))
+            await first.close()  // no stop: the controller just went away
+            try await receiver.waitFor("paused film: test went away")
 
-        // The same controller, back within the grace period, finds its session where it left it.
-        let back = try await controller(receiver, id: "living-room-phone")
-        let status = try await back.request(ReferenceProtocol.Method.status).result
-        let session = try #require(status.objectValue?["sessions"]?.arrayValue?.first?.objectValue)
-        #expect(session["session"] == "film")
-        #expect(session["state"]?.objectValue?["state"] == "paused")
-        let position = try #require(session["state"]?.objectValue?["position"]?.doubleValue)
-        #expect(position > 0.3 && position < 3)
-        // Another controller does not see it.
-        let stranger = try await controller(receiver, id: "someone-else")
-        #expect(try await stranger.request(ReferenceProtocol.Method.status).result.objectValue?["sessions"] == [])
-        await back.close()
-        await stranger.close()
-        await stop(avahi, receiver, media, root)
+            // The same controller, back within the grace period, finds its session where it left it.
+            let back = try await controller(receiver, id: "living-room-phone")
+            let status = try await back.request(ReferenceProtocol.Method.status).result
+            let session = try #require(status.objectValue?["sessions"]?.arrayValue?.first?.objectValue)
+            #expect(session["session"] == "film")
+            #expect(session["state"]?.objectValue?["state"] == "paused")
+            let position = try #require(session["state"]?.objectValue?["position"]?.doubleValue)
+            #expect(position > 0.3 && position < 3)
+            // Another controller does not see it.
+            let stranger = try await controller(receiver, id: "someone-else")
+            #expect(try await stranger.request(ReferenceProtocol.Method.status).result.objectValue?["sessions"] == [])
+            await back.close()
+            await stranger.close()
+        }
     }
 }

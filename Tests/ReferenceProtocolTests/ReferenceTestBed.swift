@@ -21,13 +21,30 @@ final class ReferenceTestBed: @unchecked Sendable {
     var socket: String { harness.root + "/mediarouted.sock" }
     static let protocolID = "org.mediaroute.reference"
 
-    init() async throws {
+    /// Runs `body` on a fresh bed and always tears it down, whether `body` returns, throws or is cancelled.
+    static func run(_ body: (ReferenceTestBed) async throws -> Void) async throws {
+        let bed = try await ReferenceTestBed()
+        do {
+            try await body(bed)
+        } catch {
+            await bed.tearDown()
+            throw error
+        }
+        await bed.tearDown()
+    }
+
+    private init() async throws {
         harness = try SupervisorHarness()
         avahi = try await PrivateAvahi()
         let directory = harness.root + "/media"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        try await MediaFileServer.makeTone(at: directory + "/tone.wav", seconds: 4, title: "Test Tone")
-        media = try await MediaFileServer(directory: directory)
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            try await MediaFileServer.makeTone(at: directory + "/tone.wav", seconds: 4, title: "Test Tone")
+            media = try await MediaFileServer(directory: directory)
+        } catch {
+            await avahi.stop()
+            throw error
+        }
         let manifest: JSONValue = [
             "protocol": .string(Self.protocolID),
             "exportedType": ["identifier": .string(Self.protocolID), "conformsTo": ["public.media-sharing-protocol"], "description": "MediaRoute"],
@@ -36,8 +53,13 @@ final class ReferenceTestBed: @unchecked Sendable {
             "restart": ["intensity": 5, "periodSeconds": 60, "initialBackoffMilliseconds": 50, "maximumBackoffMilliseconds": 500],
         ]
         try Data(JSONWriter.encode(manifest)).write(to: URL(fileURLWithPath: harness.drivers + "/reference.json"))
-        try await harness.start()
-        server = try await ControlServer.start(path: socket, supervisor: harness.supervisor, logger: harness.log.logger)
+        do {
+            try await harness.start()
+            server = try await ControlServer.start(path: socket, supervisor: harness.supervisor, logger: harness.log.logger)
+        } catch {
+            await tearDown()
+            throw error
+        }
     }
 
     @discardableResult
