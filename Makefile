@@ -1,11 +1,12 @@
-# MediaRoute's entry points. `make test` is what the README and CI run.
+# MediaRoute's entry points. `make demo` and `make test` are the README's Quick start; CI runs `make test`.
+#   make demo               install missing system packages, build, and run the demo (mediaroute-demo)
 #   make test               install missing system packages, a short fuzz pass, the whole test suite
 #   make bench NAME=ipc-rtt one benchmark (release build); `make bench` lists them
 #   make fuzz SECONDS=600   the libFuzzer target over the IPC decoders, for as long as you like
 SHELL := /bin/bash
 SECONDS ?= 60
 
-.PHONY: test deps bench fuzz
+.PHONY: demo test deps bench fuzz
 
 deps:
 	@missing=$$(grep -vE '^\s*(#|$$)' .ci/apt-packages | while read -r p; do \
@@ -15,6 +16,10 @@ deps:
 	    sudo=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	    $$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq $$missing; \
 	fi
+
+demo: deps
+	swift build
+	.build/debug/mediaroute-demo
 
 test: deps
 	IPC/Fuzz/run-fuzzer.sh 20 2>&1 | grep -E '^(Done|stat::|==[0-9]+==ERROR|SUMMARY)' ; test $${PIPESTATUS[0]} -eq 0

@@ -111,7 +111,7 @@ let package = Package(
         .executableTarget(
             name: "mediaroute-bench",
             dependencies: [
-                "MediaRouteIPC", "CBenchBaseline", "MediaRouteSupervisor", "MediaDevice",
+                "MediaRouteIPC", "CBenchBaseline", "MediaRouteSupervisor", "MediaDevice", "PrivateDaemons", "ReferenceProtocol",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -130,7 +130,7 @@ let package = Package(
                                    "mediaroute", "mediaroute-player"]),
         .testTarget(name: "ReferenceProtocolTests",
                     dependencies: ["ReferenceProtocol", "AVSystemRouting", "MediaRouteSupervisor", "MediaDevice", "MediaRouteIPC", "PrivateDaemons",
-                                   "TestSupport", "mediaroute-receiver", "mediaroute-reference-driver"]),
+                                   "TestSupport", "mediaroute-receiver", "mediaroute-reference-driver", "mediaroute-demo", "mediaroute-player"]),
         .testTarget(name: "MediaDeviceTests", dependencies: ["MediaDevice", "MediaRouteIPC"]),
         .testTarget(name: "CAvahiTests", dependencies: ["CAvahi", "PrivateDaemons"]),
         .testTarget(name: "CDBusTests", dependencies: ["CDBus", "PrivateDaemons"]),

@@ -40,5 +40,6 @@ struct Benchmark: Sendable {
         Benchmark(name: "ipc-notify") { try await IPCNotifyBenchmark(messages: $0 ?? 500_000).run() },
         Benchmark(name: "driver-restart") { try await DriverRestartBenchmark(iterations: $0 ?? 50).run() },
         Benchmark(name: "picker-scale") { try await PickerScaleBenchmark(runs: $0 ?? 10).run() },
+        Benchmark(name: "reference-latency") { try await ReferenceLatencyBenchmark(iterations: $0 ?? 10).run() },
     ]
 }
