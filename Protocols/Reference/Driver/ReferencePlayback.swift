@@ -10,6 +10,8 @@ final class ReferencePlayback: AVInterfaceControllable {
     private let session: String
     private weak var link: ReceiverLink?
     private(set) var receiverState: ReceiverPlaybackState
+    /// When `receiverState` was true: while playing, the position moves on from there at `speed`.
+    private var receivedAt = ContinuousClock.now
 
     init(session: String, link: ReceiverLink, state: ReceiverPlaybackState) {
         self.session = session
@@ -18,7 +20,26 @@ final class ReferencePlayback: AVInterfaceControllable {
     }
 
     /// The receiver's latest word on the session.
-    func update(_ state: ReceiverPlaybackState) { receiverState = state }
+    func update(_ state: ReceiverPlaybackState) {
+        receiverState = state
+        receivedAt = .now
+    }
+
+    /// The position now: the receiver reports about once a second, and the system reads more often.
+    private var position: Double {
+        guard receiverState.phase == .playing else { return receiverState.position }
+        let elapsed = ContinuousClock.now - receivedAt
+        let moved = receiverState.position + (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18) * receiverState.speed
+        return receiverState.duration.map { min(moved, $0) } ?? moved
+    }
+
+    /// Takes a change made here before the receiver confirms it, keeping the position continuous.
+    private func change(_ body: (inout ReceiverPlaybackState) -> Void) {
+        var state = receiverState
+        state.position = position
+        body(&state)
+        update(state)
+    }
 
     private func control(_ changes: JSONObject) {
         var params = changes
@@ -29,8 +50,10 @@ final class ReferencePlayback: AVInterfaceControllable {
     var isPlaying: Bool {
         get { receiverState.isPlaying }
         set {
-            if receiverState.phase == .ended, newValue { receiverState.position = 0 }
-            receiverState.phase = newValue ? .playing : .paused
+            change { state in
+                if state.phase == .ended, newValue { state.position = 0 }
+                state.phase = newValue ? .playing : .paused
+            }
             control(["isPlaying": .bool(newValue)])
         }
     }
@@ -46,9 +69,9 @@ final class ReferencePlayback: AVInterfaceControllable {
     }
 
     var currentPlaybackPosition: Double {
-        get { receiverState.position }
+        get { position }
         set {
-            receiverState.position = newValue
+            change { $0.position = newValue }
             control(["position": .double(newValue)])
         }
     }
@@ -56,7 +79,7 @@ final class ReferencePlayback: AVInterfaceControllable {
     var playbackSpeed: Float {
         get { Float(receiverState.speed) }
         set {
-            receiverState.speed = Double(newValue)
+            change { $0.speed = Double(newValue) }
             control(["speed": .double(Double(newValue))])
         }
     }

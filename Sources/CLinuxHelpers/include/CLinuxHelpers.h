@@ -65,6 +65,16 @@ int clh_pipe_cloexec(int fds[2]);
    even if a library in this process opened something without close-on-exec. */
 int clh_spawn_close_from(posix_spawn_file_actions_t *actions, int lowest);
 
+/* An anonymous shared-memory file (memfd), close-on-exec, that can be sealed. */
+int clh_memfd_create(const char *name);
+
+/* Fixes a memfd's size for good (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL): a peer it is passed to
+   cannot truncate it under the other side's mapping (which would be a SIGBUS there). */
+int clh_seal_size(int fd);
+
+/* 1 if a memfd's size is sealed (it can neither shrink nor grow), else 0. */
+int clh_size_is_sealed(int fd);
+
 /* Accepts a connection, close-on-exec. */
 int clh_accept(int fd);
 

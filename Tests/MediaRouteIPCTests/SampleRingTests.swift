@@ -1,0 +1,168 @@
+import CLinuxHelpers
+import Foundation
+import Glibc
+@testable import MediaRouteIPC
+import Testing
+
+@Suite("Sample rings: shared memory between a producer and a consumer", .serialized)
+struct SampleRingTests {
+    /// The consumer's view of a ring: the same memfd and eventfd, mapped a second time, as a peer would.
+    private func peer(of ring: SampleRing) throws -> SampleRing {
+        try SampleRing(memory: dup(ring.memoryFD), wakeup: dup(ring.wakeupFD))
+    }
+
+    private func write(_ ring: SampleRing, _ bytes: [UInt8], at timestamp: UInt64) throws -> SampleRing.WriteResult {
+        try bytes.withUnsafeBytes { try ring.write($0, timestamp: timestamp) }
+    }
+
+    private func readAll(_ ring: SampleRing) throws -> [([UInt8], UInt64)] {
+        var records: [([UInt8], UInt64)] = []
+        while try ring.read({ records.append((Array($0), $1)) }) {}
+        return records
+    }
+
+    @Test func recordsArriveWholeInOrderAcrossTheWrapWithTheirTimestamps() throws {
+        let producer = try SampleRing.create(format: .defaultAudio, capacity: 4096)
+        let consumer = try peer(of: producer)
+        #expect(consumer.format == .defaultAudio && consumer.capacity == 4096)
+        var expected: [([UInt8], UInt64)] = []
+        // Records of awkward sizes, read as they go: the write position wraps the 4 KiB area many times.
+        for i in 0..<500 {
+            let record = [UInt8](repeating: UInt8(i % 251), count: 1 + (i * 37) % 900)
+            #expect(try write(producer, record, at: UInt64(i) * 1000) == .written)
+            expected.append((record, UInt64(i) * 1000))
+            if i % 3 == 2 {
+                let got = try readAll(consumer)
+                #expect(got.map(\.0) == expected.map(\.0) && got.map(\.1) == expected.map(\.1))
+                expected.removeAll()
+            }
+        }
+        #expect(try readAll(consumer).map(\.0) == expected.map(\.0))
+        let statistics = producer.statistics
+        #expect(statistics.recordsWritten == 500 && statistics.recordsRead == 500 && statistics.fill == 0 && statistics.overruns == 0)
+    }
+
+    @Test func aFullRingRefusesAndCountsInsteadOfBlocking() throws {
+        let producer = try SampleRing.create(format: .defaultAudio, capacity: 4096)
+        let consumer = try peer(of: producer)
+        let record = [UInt8](repeating: 7, count: 1000)  // 1,024 bytes with its header, aligned
+        var written = 0
+        while try write(producer, record, at: 0) == .written { written += 1 }
+        #expect(written == 4)
+        #expect(try write(producer, record, at: 0) == .full)
+        #expect(producer.statistics.overruns == 2)
+        #expect(producer.statistics.fill == 4 * 1024)
+        // Reading makes room again.
+        #expect(try consumer.read { _, _ in })
+        #expect(try write(producer, record, at: 0) == .written)
+        // Too large for the ring at all: a clear error, not an overrun.
+        let huge = [UInt8](repeating: 0, count: 3000)
+        #expect(throws: SampleRingError.self) { _ = try write(producer, huge, at: 0) }
+        // A consumer that has ended turns further writes away.
+        consumer.closeConsumer()
+        #expect(try write(producer, record, at: 0) == .consumerClosed)
+    }
+
+    @Test func theEventfdIsSignalledOnlyWhileTheConsumerSleeps() async throws {
+        let producer = try SampleRing.create(format: .defaultAudio, capacity: 65536)
+        let consumer = try peer(of: producer)
+        var value: UInt64 = 0
+        for _ in 0..<100 { _ = try write(producer, [1, 2, 3], at: 0) }
+        #expect(read(consumer.wakeupFD, &value, 8) < 0 && errno == EAGAIN, "no system call per record while nobody waits")
+        _ = try readAll(consumer)
+        // A consumer that sleeps is woken by the next record.
+        let woke = Task.detached { consumer.waitForRecord(timeout: .seconds(10)) }
+        try await Task.sleep(for: .milliseconds(100))
+        _ = try write(producer, [9], at: 42)
+        #expect(await woke.value)
+        var timestamp: UInt64 = 0
+        #expect(try consumer.read { _, t in timestamp = t })
+        #expect(timestamp == 42)
+        // Nothing comes: the wait ends at its timeout, not never.
+        #expect(consumer.waitForRecord(timeout: .milliseconds(50)) == false)
+    }
+
+    @Test func aProducerFasterThanItsConsumerLosesRecordsNotTheProcess() async throws {
+        let producer = try SampleRing.create(format: .defaultAudio, capacity: 16384)
+        let consumer = try peer(of: producer)
+        let reader = Task.detached { () -> Int in
+            var count = 0
+            while !consumer.producerClosed || (try? consumer.read { _, _ in }) == true {
+                if (try? consumer.read { _, _ in count += 1 }) != true { _ = consumer.waitForRecord(timeout: .milliseconds(5)) }
+                usleep(200)  // a slow consumer
+            }
+            return count
+        }
+        let frame = [UInt8](repeating: 0, count: 960 * 8)  // 20 ms of 48 kHz stereo Float32
+        var written = 0
+        for i in 0..<2000 where try write(producer, frame, at: UInt64(i)) == .written { written += 1 }
+        producer.closeProducer()
+        let read = await reader.value
+        let statistics = producer.statistics
+        #expect(statistics.overruns > 0 && UInt64(written) + statistics.overruns == 2000)
+        #expect(read <= written && read > 0)
+    }
+
+    @Test func aRingFromAPeerIsCheckedBeforeItIsTrusted() throws {
+        // Not sealed: a peer could shrink it under our mapping.
+        let loose = clh_memfd_create("loose")
+        ftruncate(loose, 8192)
+        #expect(throws: SampleRingError.self) { _ = try SampleRing(memory: loose, wakeup: eventfd(0, 0)) }
+        // A scribbled header.
+        let ring = try SampleRing.create(format: .video(width: 64, height: 48, frameRate: 30), capacity: 65536)
+        let alias = mmap(nil, 256, PROT_READ | PROT_WRITE, MAP_SHARED, ring.memoryFD, 0)!
+        defer { munmap(alias, 256) }
+        alias.storeBytes(of: UInt32(2), toByteOffset: 4, as: UInt32.self)
+        let refused = #expect(throws: SampleRingError.self) { _ = try peer(of: ring) }
+        #expect(refused?.message == "the sample ring is unusable: its layout version is 2, not 1")
+        alias.storeBytes(of: UInt32(1), toByteOffset: 4, as: UInt32.self)
+        let consumer = try peer(of: ring)
+        #expect(consumer.format == .video(width: 64, height: 48, frameRate: 30))
+        // A write position the producer could not have reached: reading fails, clearly.
+        alias.storeBytes(of: UInt64(1 << 40), toByteOffset: 64, as: UInt64.self)
+        let impossible = #expect(throws: SampleRingError.self) { _ = try consumer.read { _, _ in } }
+        #expect(impossible?.message.contains("is impossible next to the read position") == true)
+    }
+
+    @Test func aRingLeavesNoDescriptorOrMappingBehind() throws {
+        var inode: ino_t = 0
+        var eventfds: [Int32] = []
+        do {
+            let producer = try SampleRing.create(format: .defaultAudio, capacity: 1 << 16)
+            let consumer = try peer(of: producer)
+            _ = try write(producer, [1], at: 0)
+            #expect(try consumer.read { _, _ in })
+            var status = stat()
+            fstat(producer.memoryFD, &status)
+            inode = status.st_ino
+            eventfds = [producer.wakeupFD, consumer.wakeupFD]
+            #expect(descriptorsWithInode(inode) == 2)
+            #expect(mappings(of: inode) == 2)
+        }
+        // Both sides gone: no descriptor, no mapping of that memory, both eventfds closed.
+        #expect(descriptorsWithInode(inode) == 0)
+        #expect(mappings(of: inode) == 0)
+        for fd in eventfds { #expect(fcntl(fd, F_GETFD) == -1 || !isEventfd(fd)) }
+    }
+
+    private func mappings(of inode: ino_t) -> Int {
+        procFile("/proc/self/maps").split(separator: "\n")
+            .filter { $0.split(separator: " ", omittingEmptySubsequences: true).dropFirst(4).first == Substring(String(inode)) }.count
+    }
+
+    /// A /proc file, read to its end (they report a size of 0, so reading "the whole file" reads nothing).
+    private func procFile(_ path: String) -> String {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return "" }
+        defer { close(fd) }
+        var bytes: [UInt8] = [], buffer = [UInt8](repeating: 0, count: 65536)
+        while case let n = read(fd, &buffer, buffer.count), n > 0 { bytes += buffer[0..<n] }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    private func isEventfd(_ fd: Int32) -> Bool {
+        var buffer = [CChar](repeating: 0, count: 256)
+        let n = readlink("/proc/self/fd/\(fd)", &buffer, 255)
+        return n > 0 && String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self) == "anon_inode:[eventfd]"
+    }
+}
