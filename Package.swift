@@ -54,6 +54,12 @@ let package = Package(
         // on a machine without Avahi, and for the tests: started and stopped by PID.
         .target(name: "PrivateDaemons", dependencies: ["MediaRouteIPC", "CLinuxHelpers"]),
 
+        // Opus and H.264, wrapped once for every driver and receiver that codes media.
+        .target(name: "MediaCodecs", dependencies: ["COpus", "CX264"]),
+
+        // RTP (RFC 3550) with the Opus (RFC 7587) and H.264 (RFC 6184) payload formats.
+        .target(name: "RTP"),
+
         // DNS-SD over Avahi: browsing, resolving and publishing services, surviving daemon restarts.
         .target(name: "AvahiDiscovery", dependencies: ["CAvahi"]),
 
@@ -85,13 +91,13 @@ let package = Package(
         .target(name: "ReferenceProtocol", dependencies: ["MediaDevice", "MediaRouteIPC"], path: "Protocols/Reference/Common"),
         .executableTarget(
             name: "mediaroute-receiver",
-            dependencies: ["ReferenceProtocol", "AvahiDiscovery", "MediaRouteIPC", "MediaDevice", "CLinuxHelpers",
+            dependencies: ["ReferenceProtocol", "AvahiDiscovery", "MediaRouteIPC", "MediaDevice", "MediaCodecs", "RTP", "CLinuxHelpers",
                            .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Protocols/Reference/Receiver"
         ),
         .executableTarget(
             name: "mediaroute-reference-driver",
-            dependencies: ["ReferenceProtocol", "AvahiDiscovery", "MediaDevice", "MediaRouteIPC"],
+            dependencies: ["ReferenceProtocol", "AvahiDiscovery", "MediaDevice", "MediaRouteIPC", "MediaCodecs", "RTP"],
             path: "Protocols/Reference/Driver"
         ),
 
@@ -119,7 +125,7 @@ let package = Package(
             ]
         ),
 
-        .testTarget(name: "MediaRouteIPCTests", dependencies: ["MediaRouteIPC"]),
+        .testTarget(name: "MediaRouteIPCTests", dependencies: ["MediaRouteIPC", "TestSupport"]),
         // Real peers for tests (private dbus-daemon, ...), started and stopped by PID.
         .target(name: "TestSupport", dependencies: ["MediaRouteIPC", "MediaRouteSupervisor", "PrivateDaemons", .product(name: "Logging", package: "swift-log")],
                 path: "Tests/TestSupport"),

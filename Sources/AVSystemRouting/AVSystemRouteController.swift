@@ -128,6 +128,10 @@ public final class AVSystemRouteController: Sendable {
             let list = (try? await daemon.call("app.routes", [:]).objectValue?["routes"]?.arrayValue) ?? []
             for route in list { await activated(route) }
         case .disconnected(let reason):
+            for stream in registry.allStreams {
+                stream.end(AVSystemRoutingError(.unavailable, "the connection to mediarouted was lost (\(reason))"))
+                registry.remove(stream)
+            }
             for route in activeRoutes {
                 await deactivated(route.identifier, reason: .oldDeviceUnavailable, message: "the connection to mediarouted was lost (\(reason))")
             }
@@ -160,6 +164,10 @@ public final class AVSystemRouteController: Sendable {
             guard let id = params["session"]?.stringValue, let media = registry.session(id) else { return }
             let reason = MediaDeviceError(json: params["error"])?.message ?? "the session ended"
             await media.end(final: params["state"]?.objectValue.map(PlaybackStatus.init(json:)), error: AVSystemRoutingError(.sessionEnded, reason))
+        case "stream.ended":
+            guard let id = params["stream"]?.stringValue, let stream = registry.stream(id) else { return }
+            stream.end(AVSystemRoutingError(.sessionEnded, MediaDeviceError(json: params["error"])?.message ?? "the stream ended"))
+            registry.remove(stream)
         case "data.received":
             guard let text = params["data"]?.stringValue, let data = Data(base64Encoded: text) else { return }
             if let session = params["session"]?.stringValue {

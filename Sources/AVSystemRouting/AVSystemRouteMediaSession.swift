@@ -53,10 +53,16 @@ public final class AVSystemRouteMediaSession: Sendable {
     }
 }
 
-/// The media sessions of one controller by id, for delivering their state and data.
+/// The media sessions and sample streams of one controller by id, for delivering their events.
 final class MediaSessionRegistry: Sendable {
     private let sessions = Mutex<[String: AVSystemRouteMediaSession]>([:])
+    private let streams = Mutex<[String: AVSystemRouteSampleStream]>([:])
     func add(_ session: AVSystemRouteMediaSession) { sessions.withLock { $0[session.identifier] = session } }
     func remove(_ session: AVSystemRouteMediaSession) { sessions.withLock { if $0[session.identifier] === session { $0[session.identifier] = nil } } }
     func session(_ id: String) -> AVSystemRouteMediaSession? { sessions.withLock { $0[id] } }
+    func add(_ stream: AVSystemRouteSampleStream) { streams.withLock { $0[stream.identifier] = stream } }
+    func remove(_ stream: AVSystemRouteSampleStream) { streams.withLock { if $0[stream.identifier] === stream { $0[stream.identifier] = nil } } }
+    func stream(_ id: String) -> AVSystemRouteSampleStream? { streams.withLock { $0[id] } }
+    /// Every stream, for ending them all when the daemon goes away.
+    var allStreams: [AVSystemRouteSampleStream] { streams.withLock { Array($0.values) } }
 }

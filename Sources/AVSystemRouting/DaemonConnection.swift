@@ -27,7 +27,7 @@ final class DaemonConnection: Sendable {
     /// Whether to keep reconnecting (an observer is registered).
     private let wanted = Atomic<Bool>(false)
 
-    static let notifications = ["route.activated", "route.deactivated", "route.updated", "session.state", "session.ended", "data.received"]
+    static let notifications = ["route.activated", "route.deactivated", "route.updated", "session.state", "session.ended", "data.received", "stream.ended"]
     static let reconnectInterval: Duration = .seconds(1)
 
     init(socketPath: String, applicationIdentifier: String, supportedProtocols: [String]) {
@@ -141,11 +141,16 @@ final class DaemonConnection: Sendable {
     /// One request to the daemon; its errors become the app's (`MediaDeviceError`, `AVSystemRoutingError`).
     @discardableResult
     func call(_ method: String, _ params: JSONObject) async throws -> JSONValue {
+        try await request(method, params).result
+    }
+
+    /// The same, with the descriptors that came with the answer.
+    func request(_ method: String, _ params: JSONObject) async throws -> RPCResponse {
         guard let connection = await current() else {
             throw AVSystemRoutingError(.unavailable, "mediarouted is not running (nothing listens on \(socketPath))")
         }
         do {
-            return try await connection.request(method, params).result
+            return try await connection.request(method, params)
         } catch {
             throw AVSystemRoutingError.from(error)
         }

@@ -15,6 +15,9 @@ public enum DriverMethod {
     public static let stopSession = "session.stop"
     public static let dataToDevice = "session.dataToDevice"
     public static let setPlayback = "playback.set"
+    /// `{"session", "stream", "format"}` with the ring's memfd and eventfd as descriptors 0 and 1.
+    public static let startStream = "stream.start"
+    public static let stopStream = "stream.stop"
     public static let ping = "rpc.ping"
 
     // Driver -> supervisor notifications, one per `MediaDeviceRoutingManager` report.
@@ -30,4 +33,5 @@ public enum DriverMethod {
     public static let volumeChanged = "volume.changed"
     public static let dataToApplication = "session.dataToApplication"
     public static let playbackState = "playback.state"
+    public static let streamFailed = "stream.failed"
 }

@@ -10,6 +10,7 @@ enum DriverRuntime {
     static var driver: (any MediaDeviceExtension)?
     static var playbackControls: [String: any AVInterfaceControllable] = [:]
     static var lastSnapshots: [String: JSONObject] = [:]
+    static var sampleStreams: [RealtimeSampleStream] = []
     /// How often playback state is compared and, if changed, sent; a full update goes every `fullEvery` ticks.
     static let cadence: Duration = .milliseconds(250)
     static let fullEvery = 4
@@ -36,6 +37,7 @@ enum DriverRuntime {
         let hello = Hello(role: .driver, name: name, identity: [
             "protocol": .string(driver.protocolType.identifier), "pid": .integer(Int64(getpid())),
             "supportsSimultaneousSessions": .bool(driver.supportsSimultaneousSessions),
+            "realtimeSampleHandling": .bool(driver is any RealtimeSampleHandling),
         ])
         let connection: Connection
         do {
@@ -101,6 +103,7 @@ enum DriverRuntime {
         }
         on(DriverMethod.deactivate) { driver, params in
             let session = try params.session()
+            closeStreams { $0.session == session }
             driver.deactivateDevice(try params.device(), session: session)
             forget(session.id)
             return .null
@@ -151,7 +154,47 @@ enum DriverRuntime {
             return .object(snapshot)
         }
         on(DriverMethod.ping) { _, _ in .object([:]) }
+        handlers.onRequest(DriverMethod.startStream) { request in
+            // The ring is mapped here, off the main actor; the driver hears of it on the main actor.
+            let params = request.params
+            let format = try SampleFormat(json: params["format"])
+            guard let identifier = params["stream"]?.stringValue, !identifier.isEmpty else { throw RPCError.invalidParams("\"stream\" must be a non-empty string") }
+            let session = try params.session()
+            let ring: SampleRing
+            do {
+                ring = try SampleRing(memory: try request.descriptors.take(0), wakeup: try request.descriptors.take(1))
+            } catch let error as SampleRingError {
+                throw RPCError.invalidParams(error.message)
+            }
+            guard ring.format == format else { throw RPCError.invalidParams("the ring holds \(ring.format), but the message says \(format)") }
+            let stream = RealtimeSampleStream(identifier: identifier, session: session, ring: ring)
+            let result: Result<Void, RPCError> = await MainActor.run {
+                guard let driver = DriverRuntime.driver as? any RealtimeSampleHandling else {
+                    return .failure(RPCError(RPCError.Code(MediaDeviceError.Code.unsupported.rawValue), "this driver takes no real-time samples"))
+                }
+                sampleStreams.append(stream)
+                driver.startRealtimeSampleDelivery(session: session)
+                return .success(())
+            }
+            try result.get()
+            return RPCReply()
+        }
+        on(DriverMethod.stopStream) { driver, params in
+            guard let identifier = params["stream"]?.stringValue else { throw RPCError.invalidParams("\"stream\" must be a string") }
+            closeStreams { $0.identifier == identifier }
+            return .null
+        }
         return handlers
+    }
+
+    /// Closes the streams that match, and tells the driver of each.
+    static func closeStreams(where matches: (RealtimeSampleStream) -> Bool) {
+        let closing = sampleStreams.filter(matches)
+        sampleStreams.removeAll(where: matches)
+        for stream in closing {
+            stream.close()
+            (driver as? any RealtimeSampleHandling)?.stopRealtimeSampleDelivery(session: stream.session)
+        }
     }
 
     static func forget(_ session: String) {

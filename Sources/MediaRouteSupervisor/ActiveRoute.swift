@@ -30,6 +30,8 @@ final class ActiveRoute: @unchecked Sendable {
 
     var volume: Double?
     var muted: Bool?
+    /// Real-time sample streams open on the route, by id, with the connection that opened each.
+    var streams: [String: (format: SampleFormat, owner: ObjectIdentifier)] = [:]
 
     init(session: MediaOutputSession, record: DriverRecord, device: MediaOutputDevice, owner: ObjectIdentifier?,
          simultaneousSessions: Bool, parent: String? = nil) {
@@ -53,6 +55,9 @@ final class ActiveRoute: @unchecked Sendable {
         if let playback { object["playback"] = .object(playback) }
         if let volume { object["volume"] = .double(volume) }
         if let muted { object["muted"] = .bool(muted) }
+        if !streams.isEmpty {
+            object["streams"] = .array(streams.sorted { $0.key < $1.key }.map { ["stream": .string($0.key), "format": $0.value.format.json] })
+        }
         return .object(object)
     }
 

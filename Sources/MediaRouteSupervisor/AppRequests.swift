@@ -46,9 +46,15 @@ enum AppRequests {
         }
     }
 
-    /// Sends `app` the route events that are its business, from now until `unsubscribe`.
-    static func forwardEvents(to connection: Connection, app: AppIdentity, supervisor: Supervisor) async -> Int {
+    /// Sends a client the events that are its business, from now until `unsubscribe`: the end of
+    /// streams it opened, and for an app the route events of its protocols and its own sessions.
+    static func forwardEvents(to connection: Connection, client: ObjectIdentifier, app: AppIdentity?, supervisor: Supervisor) async -> Int {
         await supervisor.subscribe { event in
+            if case .streamEnded(let stream, let owner, let error) = event, owner == client {
+                connection.post("stream.ended", ["stream": .string(stream), "error": error])
+                return
+            }
+            guard let app else { return }
             switch event {
             case .activated(let route, let protocolID) where app.mayUse(protocol: protocolID):
                 connection.post("route.activated", ["route": route])

@@ -54,6 +54,7 @@ final class ControlClient: Sendable {
         var handlers = RPCHandlers()
         ControlRequests.register(in: &handlers, client: client, context: context)
         AppRequests.register(in: &handlers, client: client, context: context)
+        StreamRequests.register(in: &handlers, client: client, context: context)
         let connection: Connection
         do {
             connection = try await Connection.open(socket: socket, hello: Hello(role: .supervisor, name: "mediarouted"),
@@ -64,11 +65,11 @@ final class ControlClient: Sendable {
             return
         }
         let app = client.app.withLock { $0 }
-        var subscription: Int?
-        if let app { subscription = await AppRequests.forwardEvents(to: connection, app: app, supervisor: context.supervisor) }
+        let subscription = await AppRequests.forwardEvents(to: connection, client: client.id, app: app, supervisor: context.supervisor)
         _ = await connection.waitUntilClosed()
-        if let subscription { await context.supervisor.unsubscribe(subscription) }
+        await context.supervisor.unsubscribe(subscription)
         for picker in client.pickers.withLock({ $0 }) { await context.supervisor.closePicker(picker) }
+        await context.supervisor.stopStreams(ownedBy: client.id)
         if let app { await context.supervisor.clientLeft(client.id, name: "app \(app.applicationIdentifier)") }
     }
 }

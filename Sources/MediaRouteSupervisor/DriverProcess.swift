@@ -12,6 +12,8 @@ final class DriverProcess: @unchecked Sendable {
     let connection: Connection
     let startedAt = ContinuousClock.now
     let supportsSimultaneousSessions: Bool
+    /// The driver takes real-time samples (its type conforms to RealtimeSampleHandling).
+    let takesSamples: Bool
     private var exitWatcher: DescriptorWatcher?
     private var stderrWatcher: DescriptorWatcher?
     /// Written on the loop when the process ends, awaited from anywhere: a lock, so no waiter is lost.
@@ -24,11 +26,12 @@ final class DriverProcess: @unchecked Sendable {
     /// Why the supervisor ended the driver, when it did (hung, violated the protocol, idle, ...).
     var stopReason: String?
 
-    private init(manifest: DriverManifest, child: ChildProcess, connection: Connection, supportsSimultaneousSessions: Bool) {
+    private init(manifest: DriverManifest, child: ChildProcess, connection: Connection, supportsSimultaneousSessions: Bool, takesSamples: Bool) {
         self.manifest = manifest
         self.child = child
         self.connection = connection
         self.supportsSimultaneousSessions = supportsSimultaneousSessions
+        self.takesSamples = takesSamples
     }
 
     /// Starts the driver and completes the handshake, checking the third name of its protocol: the
@@ -115,7 +118,8 @@ final class DriverProcess: @unchecked Sendable {
             throw RPCError(.roleRejected, "the driver at \(manifest.executable) says its protocol is \"\(reported)\" but its manifest \(manifest.path) says \"\(manifest.protocolID)\"; the three names of a protocol must agree")
         }
         let process = DriverProcess(manifest: manifest, child: child, connection: connection,
-                                    supportsSimultaneousSessions: identity["supportsSimultaneousSessions"]?.boolValue ?? false)
+                                    supportsSimultaneousSessions: identity["supportsSimultaneousSessions"]?.boolValue ?? false,
+                                    takesSamples: identity["realtimeSampleHandling"]?.boolValue ?? false)
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             loop.execute {
                 process.exitWatcher = holder.exit

@@ -24,6 +24,8 @@ enum RouteEvent: Sendable {
     case playback(session: String, owner: ObjectIdentifier, state: JSONObject)
     /// A media session ended without its app asking (route gone, driver failed, device error).
     case sessionEnded(session: String, owner: ObjectIdentifier, state: JSONObject, error: JSONValue)
+    /// A sample stream ended without its opener asking (its route or driver went away).
+    case streamEnded(stream: String, owner: ObjectIdentifier, error: JSONValue)
     /// Data from the device's `application` on `session`: for the session's app when `sessionOwner`
     /// is set, else for the route-level channel (of `route`) of the app whose identifier is `application`.
     case data(route: String, session: String, protocolID: String, application: String, sessionOwner: ObjectIdentifier?, bytes: [UInt8])

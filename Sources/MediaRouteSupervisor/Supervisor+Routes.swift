@@ -116,6 +116,7 @@ extension Supervisor {
             removed += detach(child, reason: reason, message: message)
         }
         routes[route.session.id] = nil
+        endStreams(of: route, because: message)
         let wasPlaying = route.playback?["isPlaying"] == .bool(true)
         endMediaSession(on: route, error: MediaDeviceError(reason == .override ? .sessionFailed : .connectionFailed,
                                                            "the route to \(route.device.displayName) ended: \(message)"))

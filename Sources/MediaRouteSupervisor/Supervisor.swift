@@ -31,6 +31,7 @@ public actor Supervisor {
     /// Activations and sessions waiting for their driver's report, by session id.
     var mailboxes: [String: SessionMailbox] = [:]
     private var nextSessionNumber = 1
+    private var nextStreamNumber = 1
     /// Told of every route event (the app connections), by subscription id.
     private var subscribers: [Int: @Sendable (RouteEvent) -> Void] = [:]
     private var nextSubscriberID = 1
@@ -205,6 +206,11 @@ public actor Supervisor {
     func makeSessionID() -> String {
         defer { nextSessionNumber += 1 }
         return "s\(nextSessionNumber)"
+    }
+
+    func makeStreamID() -> String {
+        defer { nextStreamNumber += 1 }
+        return "r\(nextStreamNumber)"
     }
 
     func record(_ protocolID: String) throws -> DriverRecord {
@@ -386,10 +392,10 @@ public actor Supervisor {
 
     /// One request to a driver; failures become `MediaDeviceError`s that name the driver, and a
     /// driver that dies mid-request is named with its signal or exit status.
-    func call(_ record: DriverRecord, _ method: String, _ params: JSONObject? = nil) async throws -> JSONValue {
+    func call(_ record: DriverRecord, _ method: String, _ params: JSONObject? = nil, descriptors: [Int32] = []) async throws -> JSONValue {
         let process = try await ensureRunning(record)
         do {
-            return try await process.connection.request(method, params).result
+            return try await process.connection.request(method, params, descriptors: descriptors).result
         } catch let error as RPCError where error.code == .timedOut {
             process.kill(reason: "hung: no answer to \"\(method)\" within \(record.manifest.timeouts.request.milliseconds) ms")
             throw MediaDeviceError(.timedOut, "driver \(record.id) did not answer \"\(method)\" in time and was restarted")
@@ -487,6 +493,11 @@ public actor Supervisor {
                 throw .invalidParams("session.dataToApplication needs \"session\", \"application\" and base64 \"data\"")
             }
             try supervisor.dataFromDevice(data, session: session, application: application, record: record)
+        }
+        on(DriverMethod.streamFailed) { supervisor, params throws(RPCError) in
+            guard let stream = params["stream"]?.stringValue else { throw .invalidParams("stream.failed needs \"stream\"") }
+            let error = MediaDeviceError(json: params["error"]) ?? MediaDeviceError(.sessionFailed)
+            supervisor.streamFailed(stream, error, record: record)
         }
         on(DriverMethod.discoveryFailed) { supervisor, params throws(RPCError) in
             let error = MediaDeviceError(json: params["error"]) ?? MediaDeviceError(.discoveryFailed)

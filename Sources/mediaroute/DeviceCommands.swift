@@ -50,6 +50,16 @@ struct Devices: AsyncParsableCommand {
         await client.close()
     }
 
+    /// url, audio, video: what a person scanning the list needs.
+    static func shortName(_ capability: String) -> String {
+        switch capability {
+        case "urlPlayback": "url"
+        case "realtimeAudioStreaming": "audio"
+        case "realtimeVideoStreaming": "video"
+        default: capability
+        }
+    }
+
     private func render(_ entries: JSONValue) -> String {
         if options.json { return String(decoding: JSONWriter.encode(entries), as: UTF8.self) }
         let rows = (entries.arrayValue ?? []).map { value -> [String] in
@@ -62,7 +72,7 @@ struct Devices: AsyncParsableCommand {
                 return (route.objectValue?["protocolName"]?.stringValue ?? id) + (id == preferred && routes.count > 1 ? "*" : "")
             }
             return [entry["name"]?.stringValue ?? "?", first?["deviceType"]?.stringValue ?? "?",
-                    first?["capabilities"]?.arrayValue?.compactMap(\.stringValue).joined(separator: ",") ?? "", protocols.joined(separator: ", ")]
+                    (first?["capabilities"]?.arrayValue?.compactMap(\.stringValue) ?? []).map(Self.shortName).joined(separator: ", "), protocols.joined(separator: ", ")]
         }
         return rows.isEmpty ? "no devices found" : table(["DEVICE", "TYPE", "CAPABILITIES", "PROTOCOLS (* preferred)"], rows)
     }

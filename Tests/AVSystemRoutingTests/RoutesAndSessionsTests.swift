@@ -1,5 +1,6 @@
 @testable import AVSystemRouting
 import Foundation
+import MediaRouteIPC
 import MediaDevice
 @testable import MediaRouteSupervisor
 import Testing
@@ -161,6 +162,27 @@ struct RoutesAndSessionsTests {
             #expect(await bed.supervisor.activeRoutes().first?.objectValue?["playback"] == nil)
             await MainActor.run { control.isPlaying = true }
             await #expect(throws: AVSystemRoutingError.self) { try await control.synchronize() }
+        }
+    }
+
+    @Test func streamingToARouteWithoutTheCapabilityIsAClearError() async throws {
+        try await AppTestBed.run { bed in
+            try bed.harness.addDriver("org.test.alpha", devices: ["Den TV"])
+            try await bed.start()
+            let controller = bed.controller(protocols: ["org.test.alpha"])
+            let recorder = AppRecorder()
+            #expect(controller.addObserver(recorder))
+            try await bed.discover(["Den TV"])
+            try await bed.activate("Den TV")
+            try await bed.eventually("route") { recorder.activeRoute != nil }
+            let route = try #require(await recorder.activeRoute)
+            let audio = await #expect(throws: MediaDeviceError.self) { _ = try await route.startAudioStream() }
+            #expect(audio?.message == "Den TV cannot take real-time audio (its capabilities: urlPlayback)")
+            // The supervisor says the same to a client that skips the library's check.
+            let raw = await #expect(throws: MediaDeviceError.self) {
+                _ = try await controller.daemon.request("stream.start", ["route": .string(route.identifier), "format": SampleFormat.video(width: 64, height: 64, frameRate: 30).json])
+            }
+            #expect(raw?.message == "Den TV cannot take real-time video (its capabilities: urlPlayback)")
         }
     }
 

@@ -3,6 +3,7 @@ import Glibc
 @testable import MediaRouteIPC
 import Synchronization
 import Testing
+import TestSupport
 
 @Suite("Connection: handshake, requests, cancellation, descriptors, backpressure", .timeLimit(.minutes(1)))
 struct ConnectionTests {

@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 @testable import MediaRouteIPC
 import Testing
+import TestSupport
 
 /// The far end of a socketpair driven byte by byte, to say exactly what a misbehaving peer says.
 /// Every read is bounded by a poll timeout, so a test can fail but never hang.
@@ -155,17 +156,4 @@ func descriptorsSharingInode(with fd: Int32) -> Int {
     var status = stat()
     guard fstat(fd, &status) == 0 else { return -1 }
     return descriptorsWithInode(status.st_ino)
-}
-
-func descriptorsWithInode(_ inode: ino_t) -> Int {
-    guard let dir = opendir("/proc/self/fd") else { return -1 }
-    defer { closedir(dir) }
-    var count = 0
-    while let entry = readdir(dir) {
-        let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-        guard let fd = Int32(name) else { continue }
-        var status = stat()
-        if fstat(fd, &status) == 0 && status.st_ino == inode { count += 1 }
-    }
-    return count
 }

@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 @testable import MediaRouteIPC
 import Testing
+import TestSupport
 
 @Suite("Sample rings: shared memory between a producer and a consumer", .serialized)
 struct SampleRingTests {

@@ -11,7 +11,7 @@ struct DemoTests {
         let output = try await ChildOutput.run(DaemonHarness.binary("mediaroute-demo"), [])
         let transcript = output.standardOutput + output.standardError
         #expect(output.termination == .exited(0), "\(transcript)")
-        for step in ["$ mediaroute devices", "Demo TV  tv    urlPlayback   MediaRoute", "<- the code Demo TV shows", "Demo TV is active through MediaRoute",
+        for step in ["$ mediaroute devices", "Demo TV  tv    url, audio, video  MediaRoute", "<- the code Demo TV shows", "Demo TV is active through MediaRoute",
                      "playing http://127.0.0.1:", "Demo TV: volume 30%", "Demo TV: volume 60%", "data: noted 2", "data: buy milk", "Demo TV deactivated",
                      "everything it started is stopped"] {
             #expect(transcript.contains(step), "missing \"\(step)\" in:\n\(transcript)")

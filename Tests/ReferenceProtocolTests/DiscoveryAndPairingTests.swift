@@ -16,7 +16,7 @@ struct DiscoveryAndPairingTests {
             try await bed.waitForPicker(view, ["Den TV"])
             let route = try #require(view.current.first?.routes.first)
             #expect(route.protocolID == ReferenceTestBed.protocolID && route.protocolName == "MediaRoute")
-            #expect(route.device.deviceType == .tv && route.device.capabilities == [.urlPlayback])
+            #expect(route.device.deviceType == .tv && route.device.capabilities == [.urlPlayback, .realtimeAudioStreaming, .realtimeVideoStreaming])
             #expect(route.device.volumeControl == .absolute && route.device.canMute)
             #expect(route.device.requiredNetworkEndpoints.first?.host == "127.0.0.1")
 

@@ -17,6 +17,8 @@ final class ReferenceTestBed: @unchecked Sendable {
     private(set) var receivers: [ReceiverProcess] = []
     private var server: ControlServer?
     private var controllers: [AVSystemRouteController] = []
+    /// The apps made with `app(_:)`, oldest first.
+    var appControllers: [AVSystemRouteController] { controllers }
     var supervisor: Supervisor { harness.supervisor }
     var socket: String { harness.root + "/mediarouted.sock" }
     static let protocolID = "org.mediaroute.reference"

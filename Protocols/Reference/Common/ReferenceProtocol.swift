@@ -25,6 +25,8 @@ public enum ReferenceProtocol {
         public static let volumeChange = "volume.change"
         public static let volumeMute = "volume.mute"
         public static let appSend = "app.send"
+        public static let streamStart = "stream.start"
+        public static let streamStop = "stream.stop"
     }
 
     /// Notifications, receiver to controller.
@@ -33,7 +35,12 @@ public enum ReferenceProtocol {
         public static let playbackEnded = "playback.ended"
         public static let volumeChanged = "volume.changed"
         public static let appData = "app.data"
+        public static let keyframeRequest = "stream.keyframeRequest"
     }
+
+    /// RTP payload types of the real-time streams (PROTOCOL.md §4.1).
+    public static let opusPayloadType: UInt8 = 111
+    public static let h264PayloadType: UInt8 = 96
 }
 
 /// A reference-protocol error (PROTOCOL.md §6): a code and a sentence, carried as a JSON-RPC error.

@@ -14,6 +14,8 @@ final class ReceiverLink {
         case ended(session: String, ReceiverPlaybackState, error: String?)
         case volume(level: Double, muted: Bool)
         case data(application: String, session: String?, Data)
+        /// A video stream lost data and needs a keyframe.
+        case keyframeRequest(stream: String)
         /// The connection came back after dropping; sessions on the receiver are paused (PROTOCOL.md §2).
         case restored
         /// The receiver cannot be reached any more.
@@ -22,7 +24,8 @@ final class ReceiverLink {
 
     let device: MediaOutputDevice
     let announcement: ReceiverAnnouncement
-    private let host: String
+    /// The receiver's address, where its streams' UDP ports are too.
+    let host: String
     private let port: UInt16
     private let credentials: ControllerCredentials
     private let onEvent: (Event) -> Void
@@ -103,7 +106,7 @@ final class ReceiverLink {
         }
         var handlers = RPCHandlers()
         for event in [ReferenceProtocol.Event.playbackState, ReferenceProtocol.Event.playbackEnded, ReferenceProtocol.Event.volumeChanged,
-                      ReferenceProtocol.Event.appData] {
+                      ReferenceProtocol.Event.appData, ReferenceProtocol.Event.keyframeRequest] {
             handlers.onNotification(event) { [events] in events.yield(($0.method, $0.params)) }
         }
         var settings = ConnectionConfiguration(label: "\(device.displayName) at \(host):\(port)")

@@ -9,7 +9,7 @@ import ReferenceProtocol
 ///
 /// It is built only on the MediaDevice SDK and the Avahi wrapper: the model for a new driver.
 @main
-final class ReferenceDriver: MediaDeviceExtension {
+final class ReferenceDriver: MediaDeviceExtension, RealtimeSampleHandling {
     var protocolType: UTType { UTType(exportedAs: ReferenceProtocol.protocolID) }
     var supportsSimultaneousSessions: Bool { false }
     lazy var routingManager: MediaDeviceRoutingManager = .routingManager(for: self)
@@ -25,6 +25,8 @@ final class ReferenceDriver: MediaDeviceExtension {
     /// One link per activation (session id), and the playback of the session on it.
     private var links: [String: ReceiverLink] = [:]
     private var playbacks: [String: ReferencePlayback] = [:]
+    /// The encoder thread of each open sample stream, by stream id, with its session (no sender yet while it starts).
+    private var senders: [String: (session: MediaOutputSession, sender: SampleSender?)] = [:]
 
     init() {}
 
@@ -151,6 +153,51 @@ final class ReferenceDriver: MediaDeviceExtension {
         playbacks[session.id] = nil
     }
 
+    // MARK: Real-time samples
+
+    func startRealtimeSampleDelivery(session: MediaOutputSession) {
+        guard let link = links[session.id] else { return }
+        for stream in routingManager.realtimeSampleStreams(for: session) where senders[stream.identifier] == nil {
+            senders[stream.identifier] = (session, nil)
+            Task {
+                do {
+                    let params: JSONObject
+                    switch stream.format {
+                    case .audio(let rate, let channels, _):
+                        params = ["stream": .string(stream.identifier), "kind": "audio", "codec": "opus",
+                                  "sampleRate": .integer(Int64(rate)), "channels": .integer(Int64(channels))]
+                    case .video(let width, let height, let frameRate):
+                        params = ["stream": .string(stream.identifier), "kind": "video", "codec": "h264", "width": .integer(Int64(width)),
+                                  "height": .integer(Int64(height)), "frameRate": .integer(Int64(frameRate))]
+                    }
+                    let answer = try await link.request(ReferenceProtocol.Method.streamStart, params)
+                    guard let port = answer.objectValue?["port"]?.integerValue.flatMap({ UInt16(exactly: $0) }) else {
+                        throw MediaDeviceError(.sessionFailed, "\(link.device.displayName) opened no UDP port for stream \(stream.identifier)")
+                    }
+                    let routingManager = self.routingManager
+                    let sender = try SampleSender(stream: stream, host: link.host, port: port, settings: .fromEnvironment) { error in
+                        routingManager.sampleStreamFailed(stream, error: error)
+                    }
+                    guard self.senders[stream.identifier] != nil, stream.isOpen else { return }  // stopped meanwhile
+                    self.senders[stream.identifier] = (session, sender)
+                    sender.start()
+                } catch {
+                    self.senders[stream.identifier] = nil
+                    routingManager.sampleStreamFailed(stream, error: error)
+                }
+            }
+        }
+    }
+
+    func stopRealtimeSampleDelivery(session: MediaOutputSession) {
+        let open = Set(routingManager.realtimeSampleStreams(for: session).map(\.identifier))
+        for (id, entry) in senders where entry.session == session && !open.contains(id) {
+            entry.sender?.finish()
+            senders[id] = nil
+            links[session.id]?.send(ReferenceProtocol.Method.streamStop, ["stream": .string(id)])
+        }
+    }
+
     // MARK: What the receiver says
 
     private func linkEvent(_ event: ReceiverLink.Event, session: MediaOutputSession) {
@@ -173,6 +220,8 @@ final class ReferenceDriver: MediaDeviceExtension {
             if playbacks[session.id] != nil { routingManager.playbackStateChanged(session: session) }
         case .data(let application, _, let data):
             routingManager.sendData(data, toApplication: application, session: session)
+        case .keyframeRequest(let stream):
+            senders[stream]?.sender?.requestKeyframe()
         case .restored:
             // The receiver paused the session when we dropped (PROTOCOL.md §2); its next state says so.
             if playbacks[session.id] != nil { link.send(ReferenceProtocol.Method.status, [:]) }

@@ -15,6 +15,10 @@ struct ReceiverConfiguration: Sendable {
     var stateDirectory: String
     var ffmpeg: String
     var ffprobe: String
+    /// Where real-time streams are recorded (`STREAM.wav`, `STREAM.h264`), if anywhere.
+    var recordDirectory: String?
+    /// Print when decoded audio starts after silence (for latency measurements).
+    var reportOnsets = false
 }
 
 /// One controller's connection, and whether it may control the receiver yet.
@@ -22,9 +26,14 @@ final class ControllerLink: @unchecked Sendable {
     let peer: String
     /// From the controller's hello (set during the handshake, on the loop).
     let identity = Mutex<(id: String, name: String)?>(nil)
+    /// Set on the loop: during the handshake (no pairing needed), or by a token or pairing.
+    private let isAuthorized = Atomic<Bool>(false)
     // On the receiver's executor:
     var connection: Connection?
-    var authorized = false
+    var authorized: Bool {
+        get { isAuthorized.load(ordering: .relaxed) }
+        set { isAuthorized.store(newValue, ordering: .relaxed) }
+    }
 
     init(peer: String) { self.peer = peer }
     var controllerID: String { identity.withLock { $0?.id } ?? "?" }
@@ -48,6 +57,7 @@ actor Receiver {
     private var current: (controller: String, session: String, application: String?)?
     private var graceTimer: EventLoop.TimerHandle?
     private var cadence: EventLoop.TimerHandle?
+    private var streams: [String: ReceiverStream] = [:]
     private var listener: TCPListener?
     private var avahi: AvahiConnection?
     private var publication: ServicePublication?
@@ -90,6 +100,7 @@ actor Receiver {
         avahi?.close()
         listener?.close()
         player.stop()
+        for name in streams.keys { stopStream(name) }
         for link in links.values { await link.connection?.close() }
         say("stopped")
     }
@@ -98,6 +109,7 @@ actor Receiver {
 
     private func serve(_ fd: Int32, peer: String) async {
         let link = ControllerLink(peer: peer)
+        let authorization = pairing.authorization
         var settings = ConnectionConfiguration(label: "controller at \(peer)")
         settings.maximumFrameLength = ReferenceProtocol.maximumFrameLength
         settings.onProtocolViolation = { say("controller at \(peer) broke the protocol: \($0.message)") }
@@ -106,6 +118,8 @@ actor Receiver {
                 throw RPCError.invalidParams("a controller's hello needs \"identity.controllerId\", 1-64 of A-Z a-z 0-9 . _ -")
             }
             link.identity.withLock { $0 = (id, hello.name) }
+            // Before any request can arrive: a receiver without pairing lets everyone in.
+            if authorization == .none { link.authorized = true }
         }
         let hello = Hello(role: .receiver, name: configuration.name,
                           identity: ["id": .string(configuration.announcement.id), "model": .string(configuration.announcement.model)],
@@ -121,7 +135,7 @@ actor Receiver {
         link.connection = connection
         links[ObjectIdentifier(link)] = link
         say("\(link.name) connected from \(peer)")
-        if pairing.authorization == .none { authorize(link) }
+        if link.authorized { authorize(link) }
         let reason = await connection.waitUntilClosed()
         links[ObjectIdentifier(link)] = nil
         say("\(link.name) disconnected (\(reason.message))")
@@ -133,7 +147,8 @@ actor Receiver {
         let methods = [ReferenceProtocol.Method.authToken, ReferenceProtocol.Method.pairBegin, ReferenceProtocol.Method.pairFinish,
                        ReferenceProtocol.Method.status, ReferenceProtocol.Method.play, ReferenceProtocol.Method.control,
                        ReferenceProtocol.Method.stop, ReferenceProtocol.Method.volumeSet, ReferenceProtocol.Method.volumeChange,
-                       ReferenceProtocol.Method.volumeMute, ReferenceProtocol.Method.appSend]
+                       ReferenceProtocol.Method.volumeMute, ReferenceProtocol.Method.appSend, ReferenceProtocol.Method.streamStart,
+                       ReferenceProtocol.Method.streamStop]
         for method in methods {
             handlers.onRequest(method) { [self] request in
                 do {
@@ -158,6 +173,9 @@ actor Receiver {
     /// The controller of a playing session went away: pause (nobody may be listening in that room
     /// any more), and keep the session a while for it to come back.
     private func controllerLeft(_ link: ControllerLink) {
+        if !links.values.contains(where: { $0.controllerID == link.controllerID }) {
+            for (name, stream) in streams where stream.controller == link.controllerID { stopStream(name) }
+        }
         guard let current, current.controller == link.controllerID,
               !links.values.contains(where: { $0.authorized && $0.controllerID == link.controllerID }) else { return }
         if player.phase == .playing {
@@ -289,9 +307,60 @@ actor Receiver {
                 link.connection?.post(ReferenceProtocol.Event.appData, reply)
             }
             return [:]
+        case M.streamStart:
+            return try startStream(params, from: link)
+        case M.streamStop:
+            guard let name = params["stream"]?.stringValue, streams[name]?.controller == link.controllerID else {
+                throw ReferenceProtocolError(.noSuchSession, "\(link.name) has no stream \(params["stream"]?.stringValue ?? "(none)") on \(configuration.name)")
+            }
+            return stopStream(name)
         default:
             throw RPCError.methodNotFound(method)
         }
+    }
+
+    private func startStream(_ params: JSONObject, from link: ControllerLink) throws -> JSONValue {
+        guard let name = params["stream"]?.stringValue, !name.isEmpty, name.utf8.count <= 64, ReceiverAnnouncement.isIdentifier(name) else {
+            throw ReferenceProtocolError(.badRequest, "\"stream\" must be 1-64 of A-Z a-z 0-9 . _ -")
+        }
+        guard streams[name] == nil else { throw ReferenceProtocolError(.badRequest, "stream \(name) is already open") }
+        func number(_ key: String, _ range: ClosedRange<Int>) throws(ReferenceProtocolError) -> Int {
+            guard let value = params[key]?.integerValue, let int = Int(exactly: value), range.contains(int) else {
+                throw ReferenceProtocolError(.badRequest, "\"\(key)\" must be from \(range.lowerBound) to \(range.upperBound)")
+            }
+            return int
+        }
+        let kind: ReceiverStream.Kind
+        switch (params["kind"]?.stringValue, params["codec"]?.stringValue) {
+        case ("audio"?, "opus"?) where configuration.announcement.capabilities.contains(.realtimeAudioStreaming):
+            let rate = try number("sampleRate", 8_000...48_000)
+            guard [8_000, 12_000, 16_000, 24_000, 48_000].contains(rate) else { throw ReferenceProtocolError(.unsupported, "Opus has no \(rate) Hz") }
+            kind = .audio(sampleRate: rate, channels: try number("channels", 1...2))
+        case ("video"?, "h264"?) where configuration.announcement.capabilities.contains(.realtimeVideoStreaming):
+            kind = .video(width: try number("width", 16...3840), height: try number("height", 16...2160), frameRate: try number("frameRate", 1...120))
+        case (let kind, let codec):
+            throw ReferenceProtocolError(.unsupported, "\(configuration.name) takes no \(kind ?? "?") stream in \(codec ?? "?") (it takes \(configuration.announcement.txt.first { $0.0 == "caps" }?.1 ?? "nothing"))")
+        }
+        let stream: ReceiverStream
+        do {
+            stream = try ReceiverStream(name: name, controller: link.controllerID, kind: kind, host: configuration.host,
+                                        recordDirectory: configuration.recordDirectory, reportOnsets: configuration.reportOnsets, loop: loop) { [weak link] in
+                link?.connection?.post(ReferenceProtocol.Event.keyframeRequest, ["stream": .string(name)])
+            }
+        } catch {
+            throw ReferenceProtocolError(.unsupported, "cannot open stream \(name): \(error)")
+        }
+        streams[name] = stream
+        say("stream \(name) from \(link.name): \(params["kind"]?.stringValue ?? "?") \(params["codec"]?.stringValue ?? "?") on UDP port \(stream.port)")
+        return ["port": .integer(Int64(stream.port))]
+    }
+
+    @discardableResult
+    private func stopStream(_ name: String) -> JSONValue {
+        guard let stream = streams.removeValue(forKey: name) else { return [:] }
+        let summary = stream.stop()
+        say("stream \(name) ended: \(stream.packets) packets, \(stream.lost) lost, \(stream.frames) frames\(stream.recording.map { ", recorded to \($0)" } ?? "")")
+        return summary
     }
 
     private func sessionName(_ params: JSONObject) throws(ReferenceProtocolError) -> String {

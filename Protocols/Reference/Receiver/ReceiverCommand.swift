@@ -26,6 +26,8 @@ struct ReceiverCommand: AsyncParsableCommand {
     @Option(help: "The address to listen on (numeric IPv4).") var host = "0.0.0.0"
     @Option(help: "The TCP port (0: any free one).") var port: UInt16 = 0
     @Option(name: .customLong("state-dir"), help: "Where paired controllers and the device id are kept.") var stateDirectory: String
+    @Option(name: .customLong("record"), help: "Record real-time streams into this directory (STREAM.wav, STREAM.h264).") var recordDirectory: String?
+    @Flag(name: .customLong("report-onsets"), help: "Print the monotonic time at which decoded audio starts after silence.") var reportOnsets = false
 
     func validate() throws {
         guard !name.isEmpty, name.utf8.count <= 63 else { throw ValidationError("--name must be 1 to 63 bytes (a DNS-SD instance name)") }
@@ -43,11 +45,13 @@ struct ReceiverCommand: AsyncParsableCommand {
             throw ValidationError("ffmpeg and ffprobe are needed to play media: apt-get install ffmpeg")
         }
         try FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        if let recordDirectory { try FileManager.default.createDirectory(atPath: recordDirectory, withIntermediateDirectories: true) }
         let announcement = ReceiverAnnouncement(id: try deviceID(), model: model, deviceType: MediaOutputDevice.DeviceType(rawValue: type)!,
-                                                capabilities: [.urlPlayback], authorization: ReceiverAnnouncement.Authorization(rawValue: auth)!,
+                                                capabilities: [.urlPlayback, .realtimeAudioStreaming, .realtimeVideoStreaming], authorization: ReceiverAnnouncement.Authorization(rawValue: auth)!,
                                                 volumeControl: .absolute, canMute: true)
         let receiver = try Receiver(configuration: ReceiverConfiguration(name: name, announcement: announcement, password: password, host: host,
-                                                                          port: port, stateDirectory: stateDirectory, ffmpeg: ffmpeg, ffprobe: ffprobe))
+                                                                          port: port, stateDirectory: stateDirectory, ffmpeg: ffmpeg, ffprobe: ffprobe,
+                                                                          recordDirectory: recordDirectory, reportOnsets: reportOnsets))
         let signals = SignalPipe([SIGTERM, SIGINT])
         try await receiver.start()
         let console = Task {

@@ -1,0 +1,160 @@
+import Foundation
+import MediaCodecs
+import MediaRouteIPC
+import ReferenceProtocol
+import RTP
+
+/// One real-time stream a controller sends (PROTOCOL.md §4.1): RTP on a UDP port of its own,
+/// decoded (audio) or reassembled (video), and recorded when the receiver was told where.
+/// Used on the event loop only.
+final class ReceiverStream: @unchecked Sendable {
+    enum Kind {
+        case audio(sampleRate: Int, channels: Int)
+        case video(width: Int, height: Int, frameRate: Int)
+    }
+
+    let name: String
+    let controller: String
+    let kind: Kind
+    let port: UInt16
+    private var receiver: DatagramReceiver?
+    private(set) var packets = 0
+    private(set) var frames = 0
+    private var invalid = 0
+    private var ssrc: UInt32?
+
+    // Audio
+    private var decoder: OpusDecoder?
+    private var jitter = AudioJitterBuffer()
+    private var pcm: [Float] = []
+    private var lastFrameSize = 960
+    private var wav: WAVWriter?
+    private var jitterTimer: EventLoop.TimerHandle?
+    /// Onset reporting (for latency measurements): silent frames seen since the last onset.
+    private let reportOnsets: Bool
+    private var silentFrames = 0
+
+    // Video
+    private var depacketizer = H264Depacketizer()
+    private var video: FileHandle?
+    private var lastKeyframeRequest: ContinuousClock.Instant?
+    private let requestKeyframe: () -> Void
+
+    private let loop: EventLoop
+    /// Where the stream is recorded, if it is.
+    let recording: String?
+
+    /// Opens the UDP port and the recording; `requestKeyframe` asks the controller for one.
+    init(name: String, controller: String, kind: Kind, host: String, recordDirectory: String?, reportOnsets: Bool, loop: EventLoop,
+         requestKeyframe: @escaping () -> Void) throws {
+        self.name = name
+        self.controller = controller
+        self.kind = kind
+        self.loop = loop
+        self.reportOnsets = reportOnsets
+        self.requestKeyframe = requestKeyframe
+        let (fd, port) = try UDPSocket.bind(host: host)
+        self.port = port
+        switch kind {
+        case .audio: recording = recordDirectory.map { "\($0)/\(name).wav" }
+        case .video: recording = recordDirectory.map { "\($0)/\(name).h264" }
+        }
+        switch kind {
+        case .audio(let rate, let channels):
+            decoder = try OpusDecoder(sampleRate: rate, channels: channels)
+            pcm = [Float](repeating: 0, count: rate * channels * 120 / 1000)  // room for the longest Opus frame
+            if let recording { wav = try WAVWriter(path: recording, sampleRate: rate, channels: channels) }
+        case .video:
+            if let recording {
+                _ = FileManager.default.createFile(atPath: recording, contents: nil)
+                video = FileHandle(forWritingAtPath: recording)
+            }
+        }
+        receiver = try DatagramReceiver(fd: fd, loop: loop) { [unowned self] datagram in self.received(datagram) }
+        if case .audio = kind { scheduleJitterPoll() }
+    }
+
+    var lost: Int { depacketizer.lost + jitter.lost }
+
+    private func received(_ datagram: UnsafeRawBufferPointer) {
+        guard let packet = try? RTPPacket(datagram: datagram) else {
+            invalid += 1
+            return
+        }
+        // The first sender owns the stream; anything else on the port is ignored.
+        if ssrc == nil { ssrc = packet.ssrc }
+        guard packet.ssrc == ssrc else { return }
+        packets += 1
+        switch kind {
+        case .audio:
+            guard packet.payloadType == ReferenceProtocol.opusPayloadType else { return }
+            play(jitter.add(packet))
+        case .video:
+            guard packet.payloadType == ReferenceProtocol.h264PayloadType else { return }
+            let output = depacketizer.add(packet)
+            if !output.annexB.isEmpty { video?.write(Data(output.annexB)) }
+            if packet.marker && !output.annexB.isEmpty { frames += 1 }
+            if output.needsKeyframe, lastKeyframeRequest.map({ ContinuousClock.now - $0 > .milliseconds(300) }) ?? true {
+                lastKeyframeRequest = .now
+                requestKeyframe()
+            }
+        }
+    }
+
+    private func play(_ slots: [AudioJitterBuffer.Slot]) {
+        guard let decoder, case .audio(_, let channels) = kind else { return }
+        for slot in slots {
+            let decoded: Int
+            do {
+                switch slot {
+                case .packet(let packet):
+                    decoded = try packet.payload.withUnsafeBytes { try decoder.decode($0, into: &pcm, frameSize: pcm.count / channels) }
+                    lastFrameSize = decoded
+                case .lost:
+                    decoded = try decoder.decode(nil, into: &pcm, frameSize: lastFrameSize)
+                }
+            } catch {
+                say("stream \(name): \(error)")
+                continue
+            }
+            frames += 1
+            pcm.withUnsafeBufferPointer { samples in
+                let frame = UnsafeBufferPointer(rebasing: samples[0..<(decoded * channels)])
+                wav?.append(frame)
+                if reportOnsets { detectOnset(frame) }
+            }
+        }
+    }
+
+    /// Prints when sound starts after silence, with the monotonic time it was decoded at.
+    private func detectOnset(_ frame: UnsafeBufferPointer<Float>) {
+        var energy: Float = 0
+        for sample in frame { energy += sample * sample }
+        let rms = (energy / Float(max(frame.count, 1))).squareRoot()
+        if rms < 0.01 {
+            silentFrames += 1
+        } else if rms > 0.05 && silentFrames >= 5 {
+            silentFrames = 0
+            say("onset in stream \(name) at \(SampleRing.monotonicNow())")
+        }
+    }
+
+    private func scheduleJitterPoll() {
+        jitterTimer = loop.schedule(after: .milliseconds(10)) { [weak self] in
+            guard let self else { return }
+            self.play(self.jitter.poll())
+            self.scheduleJitterPoll()
+        }
+    }
+
+    /// Closes the port and the recording; returns what `stream.stop` reports.
+    func stop() -> JSONValue {
+        if let jitterTimer { loop.cancelTimer(jitterTimer) }
+        jitterTimer = nil
+        receiver?.close()
+        receiver = nil
+        wav?.finish()
+        try? video?.close()
+        return ["packets": .integer(Int64(packets)), "lost": .integer(Int64(lost)), "frames": .integer(Int64(frames))]
+    }
+}

@@ -1,0 +1,80 @@
+import MediaDevice
+import MediaRouteIPC
+
+/// Real-time sample streams: the supervisor makes each stream's ring and hands one end to the app
+/// (the producer) and the other to the driver (the consumer), then lets go of it. It never maps
+/// the samples, let alone copies them.
+extension Supervisor {
+    /// Opens a stream of `format` to the device of `route` (a route's session id, or for the
+    /// operator a device name). Returns the stream's description and the ring's memfd and eventfd.
+    func startStream(on route: String, format: SampleFormat, owner: ObjectIdentifier, app: AppIdentity?) async throws -> (JSONValue, SampleRing) {
+        let route = try activeRoute(route)
+        if let app { try app.check(route) }
+        if let problem = format.problem { throw MediaDeviceError(.unsupported, "cannot stream \(format): \(problem)") }
+        let needed: MediaOutputDevice.Capabilities = format.isAudio ? .realtimeAudioStreaming : .realtimeVideoStreaming
+        guard route.device.capabilities.contains(needed) else {
+            throw MediaDeviceError(.unsupported, "\(route.device.displayName) cannot take real-time \(format.isAudio ? "audio" : "video") (its capabilities: \(route.device.capabilities.names.joined(separator: ", ")))")
+        }
+        let process = try await ensureRunning(route.record)
+        guard process.takesSamples else {
+            throw MediaDeviceError(.unsupported, "driver \(route.record.id) takes no real-time samples (it does not conform to RealtimeSampleHandling)")
+        }
+        let ring: SampleRing
+        do {
+            ring = try SampleRing.create(format: format, capacity: Self.ringCapacity(for: format))
+        } catch {
+            throw MediaDeviceError(.sessionFailed, "cannot make a sample ring: \(error.message)")
+        }
+        let stream = makeStreamID()
+        _ = try await call(route.record, DriverMethod.startStream, ["session": .string(route.session.id), "stream": .string(stream), "format": format.json],
+                           descriptors: [ring.memoryFD, ring.wakeupFD])
+        guard routes[route.session.id] === route else {
+            throw MediaDeviceError(.connectionFailed, "the route to \(route.device.displayName) ended while the stream was opening")
+        }
+        route.streams[stream] = (format, owner)
+        logger.info("stream \(stream) open on \(route.device.displayName): \(format)")
+        return (["stream": .string(stream), "route": .string(route.session.id), "format": format.json], ring)
+    }
+
+    /// Closes a stream; only the connection that opened it may (or the operator).
+    func stopStream(_ stream: String, owner: ObjectIdentifier?) async throws {
+        guard let route = routes.values.first(where: { $0.streams[stream] != nil }), let entry = route.streams[stream] else {
+            throw MediaDeviceError(.deviceNotFound, "no stream \(stream) is open (it may have ended with its route)")
+        }
+        if let owner, entry.owner != owner { throw MediaDeviceError(.deviceNotFound, "stream \(stream) belongs to another client") }
+        route.streams[stream] = nil
+        _ = try? await call(route.record, DriverMethod.stopStream, ["session": .string(route.session.id), "stream": .string(stream)])
+        logger.info("stream \(stream) closed on \(route.device.displayName)")
+    }
+
+    /// The streams of a route that ended: their openers are told why.
+    func endStreams(of route: ActiveRoute, because message: String) {
+        for (stream, entry) in route.streams {
+            publish(.streamEnded(stream: stream, owner: entry.owner, error: MediaDeviceError(.connectionFailed, "the stream to \(route.device.displayName) ended: \(message)").json))
+        }
+        route.streams.removeAll()
+    }
+
+    /// The driver gave up on a stream: its opener is told why.
+    func streamFailed(_ stream: String, _ error: MediaDeviceError, record: DriverRecord) {
+        guard let route = routes.values.first(where: { $0.record === record && $0.streams[stream] != nil }), let entry = route.streams[stream] else { return }
+        route.streams[stream] = nil
+        logger.error("stream \(stream) to \(route.device.displayName) failed: \(error.message)")
+        publish(.streamEnded(stream: stream, owner: entry.owner, error: error.json))
+    }
+
+    /// Streams opened by a connection that went away.
+    func stopStreams(ownedBy owner: ObjectIdentifier) async {
+        for route in routes.values {
+            for (stream, entry) in route.streams where entry.owner == owner { try? await stopStream(stream, owner: owner) }
+        }
+    }
+
+    /// About a second of audio; a few frames of video.
+    static func ringCapacity(for format: SampleFormat) -> Int {
+        switch format {
+        case .audio(let rate, _, _): rate * format.frameBytes + 64 * 1024
+        case .video: format.frameBytes * 6 + 64 * 1024
+        }
+    }
+}

@@ -1,0 +1,54 @@
+/// Orders audio packets by RTP sequence and hands them on as soon as each is next: no delay while
+/// packets arrive in order; a missing one is waited for a little (it may be late) and then given up
+/// as lost, for the decoder to conceal.
+public struct AudioJitterBuffer: Sendable {
+    /// How long a gap is waited for before the packet is counted lost.
+    public var patience: Duration
+    private var next: UInt16?
+    private var held: [UInt16: (packet: RTPPacket, arrived: ContinuousClock.Instant)] = [:]
+    private var gapSince: ContinuousClock.Instant?
+    public private(set) var lost = 0
+    public private(set) var late = 0
+
+    public init(patience: Duration = .milliseconds(30)) { self.patience = patience }
+
+    public enum Slot: Sendable {
+        case packet(RTPPacket)
+        /// One packet is missing: conceal a frame.
+        case lost
+    }
+
+    /// Takes an arriving packet; returns what can be played now, in order.
+    public mutating func add(_ packet: RTPPacket, at now: ContinuousClock.Instant = .now) -> [Slot] {
+        if let next, packet.sequence.distance(after: next) < 0 {
+            late += 1  // its place was already played or concealed
+            return []
+        }
+        if next == nil { next = packet.sequence }
+        held[packet.sequence] = (packet, now)
+        return drain(now)
+    }
+
+    /// Called now and then while nothing arrives: gives up on a gap waited for long enough.
+    public mutating func poll(at now: ContinuousClock.Instant = .now) -> [Slot] { drain(now) }
+
+    private mutating func drain(_ now: ContinuousClock.Instant) -> [Slot] {
+        var slots: [Slot] = []
+        while let expected = next {
+            if let entry = held.removeValue(forKey: expected) {
+                slots.append(.packet(entry.packet))
+                next = expected &+ 1
+                gapSince = nil
+                continue
+            }
+            guard !held.isEmpty else { break }
+            let since = gapSince ?? now
+            gapSince = since
+            guard now - since >= patience || held.count > 50 else { break }
+            slots.append(.lost)
+            lost += 1
+            next = expected &+ 1
+        }
+        return slots
+    }
+}
