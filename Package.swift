@@ -83,7 +83,7 @@ let package = Package(
         // The operator CLI.
         .executableTarget(
             name: "mediaroute",
-            dependencies: ["MediaRouteIPC", "MediaDevice", "CLinuxHelpers", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["MediaRouteIPC", "MediaDevice", "MediaCodecs", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
 
         // The reference protocol (Protocols/Reference/PROTOCOL.md): its shared definitions, its
@@ -137,8 +137,8 @@ let package = Package(
                     dependencies: ["AVSystemRouting", "MediaRouteSupervisor", "MediaDevice", "PrivateDaemons", "TestSupport", "mediaroute-testdriver", "mediarouted",
                                    "mediaroute", "mediaroute-player"]),
         .testTarget(name: "ReferenceProtocolTests",
-                    dependencies: ["ReferenceProtocol", "AVSystemRouting", "MediaRouteSupervisor", "MediaDevice", "MediaRouteIPC", "PrivateDaemons",
-                                   "TestSupport", "mediaroute-receiver", "mediaroute-reference-driver", "mediaroute-demo", "mediaroute-player"]),
+                    dependencies: ["ReferenceProtocol", "AVSystemRouting", "MediaRouteSupervisor", "MediaDevice", "MediaRouteIPC", "PrivateDaemons", "MediaCodecs",
+                                   "TestSupport", "mediaroute-receiver", "mediaroute-reference-driver", "mediaroute-demo", "mediaroute-player", "mediaroute"]),
         .testTarget(name: "MediaDeviceTests", dependencies: ["MediaDevice", "MediaRouteIPC"]),
         .testTarget(name: "CAvahiTests", dependencies: ["CAvahi", "PrivateDaemons"]),
         .testTarget(name: "CDBusTests", dependencies: ["CDBus", "PrivateDaemons"]),

@@ -7,8 +7,8 @@ struct DaemonClient {
     let connection: Connection
 
     /// Connects as role `control`; a missing daemon is a sentence, not an errno.
-    static func connect(socket: String?, pairingCode: String? = nil,
-                        onPickerChanged: (@Sendable (JSONObject) -> Void)? = nil) async throws -> DaemonClient {
+    static func connect(socket: String?, pairingCode: String? = nil, onPickerChanged: (@Sendable (JSONObject) -> Void)? = nil,
+                        onStreamEnded: (@Sendable (JSONObject) -> Void)? = nil) async throws -> DaemonClient {
         let path = socket ?? SocketLocation.defaultPath
         let fd: Int32
         do {
@@ -21,6 +21,7 @@ struct DaemonClient {
         }
         var handlers = RPCHandlers()
         if let onPickerChanged { handlers.onNotification("picker.changed") { onPickerChanged($0.params) } }
+        if let onStreamEnded { handlers.onNotification("stream.ended") { onStreamEnded($0.params) } }
         handlers.onRequest("pairing.request") { request in
             RPCReply(["code": (await PairingPrompt.answer(request.params, code: pairingCode)).map { .string($0) } ?? .null])
         }

@@ -10,7 +10,7 @@ struct Mediaroute: AsyncParsableCommand {
         abstract: "Operate the MediaRoute supervisor (mediarouted).",
         discussion: "Every command talks to mediarouted over its socket: --socket, else $MEDIAROUTE_SOCKET, else $XDG_RUNTIME_DIR/mediaroute/mediarouted.sock.",
         subcommands: [Status.self, Drivers.self, Devices.self, Activate.self, Deactivate.self, Play.self, Pause.self, Resume.self,
-                      Seek.self, Stop.self, Volume.self, Sessions.self, Prefer.self, Restart.self, Enable.self, Disable.self])
+                      Seek.self, Stop.self, StreamCommand.self, Volume.self, Sessions.self, Prefer.self, Restart.self, Enable.self, Disable.self])
 
     /// Declared here too so `--socket` and `--json` may come before the command as well as after it.
     @OptionGroup var options: GlobalOptions
@@ -24,8 +24,9 @@ struct GlobalOptions: ParsableArguments {
     @Flag(help: "Print JSON for scripts instead of text for people.")
     var json = false
 
-    func connect(pairingCode: String? = nil, onPickerChanged: (@Sendable (JSONObject) -> Void)? = nil) async throws -> DaemonClient {
-        try await DaemonClient.connect(socket: socket, pairingCode: pairingCode, onPickerChanged: onPickerChanged)
+    func connect(pairingCode: String? = nil, onPickerChanged: (@Sendable (JSONObject) -> Void)? = nil,
+                 onStreamEnded: (@Sendable (JSONObject) -> Void)? = nil) async throws -> DaemonClient {
+        try await DaemonClient.connect(socket: socket, pairingCode: pairingCode, onPickerChanged: onPickerChanged, onStreamEnded: onStreamEnded)
     }
 
     /// Prints `value` as JSON, or `text` for people.

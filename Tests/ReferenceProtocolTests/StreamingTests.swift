@@ -1,5 +1,6 @@
 @testable import AVSystemRouting
 import Foundation
+import MediaCodecs
 import MediaDevice
 import MediaRouteIPC
 @testable import MediaRouteSupervisor
@@ -59,10 +60,11 @@ struct StreamingTests {
             try await receiver.waitFor("stream r1 ended: ")
             #expect(receiver.output.contains("stream r1 ended: 150 packets, 0 lost, 150 frames"), "\(receiver.output)")
 
-            let decoded = try WAVFile(path: record + "/r1.wav")
+            let decoded = try WAVReader(path: record + "/r1.wav")
             #expect(decoded.sampleRate == 48_000 && decoded.channels == 2)
+            let samples = decoded.read(frames: decoded.frames)
             let left = stride(from: 0, to: sweep.count, by: 2).map { sweep[$0] }
-            let (lag, snr) = Self.align(left, decoded.channel(0))
+            let (lag, snr) = Self.align(left, stride(from: 0, to: samples.count, by: 2).map { samples[$0] })
             #expect(snr >= 20, "SNR \(snr) dB at a lag of \(lag) samples")
             #expect((0..<960).contains(lag), "Opus's low-delay mode adds a few ms, not \(lag) samples")
         }
@@ -76,9 +78,10 @@ struct StreamingTests {
             let stream = try await route.startVideoStream(width: width, height: height, frameRate: fps)
             #expect(FileManager.default.createFile(atPath: bed.harness.root + "/source.yuv", contents: nil))
             let source = try #require(FileHandle(forWritingAtPath: bed.harness.root + "/source.yuv"))
+            let pattern = TestPattern(width: width, height: height)
             let start = ContinuousClock.now
             for index in 0..<frames {
-                let image = TestPattern.frame(index, width: width, height: height)
+                let image = pattern.frame(index)
                 source.write(Data(image))
                 #expect(try image.withUnsafeBytes { try stream.write(frame: $0) })
                 try await Task.sleep(until: start + .milliseconds(1000 * (index + 1) / fps))
@@ -148,6 +151,35 @@ struct StreamingTests {
         }
     }
 
+    @Test func theOperatorStreamsAFileAndATestPatternFromTheCLI() async throws {
+        try await ReferenceTestBed.run { bed in
+            let record = bed.harness.root + "/recordings"
+            let view = PickerView()
+            let picker = await bed.supervisor.openPicker { view.update($0) }
+            let receiver = try await bed.receiver("Den TV", arguments: ["--auth", "none", "--record", record])
+            try await bed.waitForPicker(view, ["Den TV"])
+            await bed.supervisor.closePicker(picker.id)
+            // The CLI activates the device itself, streams two seconds of the tone file and of the test pattern.
+            let cli = try await ChildOutput.run(DaemonHarness.binary("mediaroute"), ["--socket", bed.socket, "stream", bed.harness.root + "/media/tone.wav",
+                                                                                     "--to", "Den TV", "--test-pattern", "--size", "320x240", "--fps", "25", "--duration", "2"])
+            #expect(cli.termination == .exited(0), "\(cli.standardError)")
+            #expect(cli.standardOutput.hasPrefix("streamed 2."), "\(cli.standardOutput)")
+            #expect(cli.standardOutput.contains("0 overruns"), "\(cli.standardOutput)")
+            #expect(cli.standardError.contains("kbit/s  ring"), "the progress line: \(cli.standardError)")
+            try await receiver.waitFor("stream r2 ended: ")
+            let audio = try WAVReader(path: record + "/r1.wav")
+            #expect(abs(Double(audio.frames) / 48_000 - 2) < 0.15, "\(audio.frames) frames")
+            let frames = try await ChildOutput.run("/usr/bin/ffprobe", ["-v", "error", "-count_frames", "-select_streams", "v:0",
+                                                                         "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0", record + "/r2.h264"])
+            #expect(Int(frames.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)) == 50, "\(frames.standardOutput)")
+            // Nothing to stream, or a device that is not there: said plainly.
+            let nothing = try await ChildOutput.run(DaemonHarness.binary("mediaroute"), ["--socket", bed.socket, "stream", "--to", "Den TV"])
+            #expect(nothing.termination == .exited(64) && nothing.standardError.contains("give an audio file, --test-pattern, or both"))
+            let missing = try await ChildOutput.run(DaemonHarness.binary("mediaroute"), ["--socket", bed.socket, "stream", "/nonexistent.wav", "--to", "Den TV"])
+            #expect(missing.termination == .exited(1) && missing.standardError.contains("cannot read /nonexistent.wav"), "\(missing.standardError)")
+        }
+    }
+
     /// The peak signal-to-noise ratio of 8-bit `a` against `b`, over all their bytes.
     static func psnr(_ a: Data, _ b: Data) -> Double {
         var squared = 0.0
@@ -176,44 +208,3 @@ struct StreamingTests {
     }
 }
 
-/// A WAV file as the receiver records it (IEEE float, interleaved).
-struct WAVFile {
-    let sampleRate: Int
-    let channels: Int
-    let samples: [Float]
-
-    init(path: String) throws {
-        let data = try Data(contentsOf: URL(fileURLWithPath: path))
-        guard data.count >= 44, data.prefix(4) == Data("RIFF".utf8) else { throw TestTimeout(what: "\(path) is not a WAV file") }
-        func u16(_ at: Int) -> Int { Int(data[at]) | Int(data[at + 1]) << 8 }
-        func u32(_ at: Int) -> Int { u16(at) | u16(at + 2) << 16 }
-        channels = u16(22)
-        sampleRate = u32(24)
-        let count = u32(40) / 4
-        samples = data.withUnsafeBytes { bytes in (0..<count).map { bytes.load(fromByteOffset: 44 + 4 * $0, as: Float.self) } }
-    }
-
-    func channel(_ index: Int) -> [Float] { stride(from: index, to: samples.count, by: channels).map { samples[$0] } }
-}
-
-/// Moving colour bars and a bouncing box: detail for the encoder, motion between frames.
-enum TestPattern {
-    static func frame(_ index: Int, width: Int, height: Int) -> [UInt8] {
-        var image = [UInt8](repeating: 0, count: width * height * 3 / 2)
-        let box = (x: (index * 7) % (width - 40), y: (index * 5) % (height - 40))
-        for y in 0..<height {
-            for x in 0..<width {
-                let inBox = (box.x..<(box.x + 40)).contains(x) && (box.y..<(box.y + 40)).contains(y)
-                image[y * width + x] = inBox ? 235 : UInt8(16 + ((x + index * 4) / 40 % 8) * 27)
-            }
-        }
-        let chroma = width * height
-        for y in 0..<(height / 2) {
-            for x in 0..<(width / 2) {
-                image[chroma + y * (width / 2) + x] = UInt8(64 + (x * 2 + index) % 128)
-                image[chroma + width * height / 4 + y * (width / 2) + x] = UInt8(192 - (y * 2) % 128)
-            }
-        }
-        return image
-    }
-}

@@ -1,0 +1,88 @@
+import Glibc
+
+/// Reads a WAV file's PCM (16-bit integer or 32-bit float, any channel count) as interleaved
+/// Float32, a block at a time, skipping chunks it does not need.
+public final class WAVReader {
+    public let path: String
+    public let sampleRate: Int
+    public let channels: Int
+    /// Frames (samples per channel) in the file.
+    public let frames: Int
+    private let fd: Int32
+    private let isFloat: Bool
+    private var remainingBytes: Int
+
+    public init(path: String) throws(CodecError) {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw CodecError("cannot open \(path): \(String(cString: strerror(errno)))") }
+        let found: (tag: Int, channels: Int, rate: Int, bits: Int, size: Int)
+        do {
+            found = try Self.findData(fd)
+        } catch {
+            close(fd)
+            throw CodecError("\(path) is not a WAV file this can read: \(error.message)")
+        }
+        self.path = path
+        self.fd = fd
+        sampleRate = found.rate
+        channels = found.channels
+        isFloat = found.tag == 3
+        remainingBytes = found.size
+        frames = found.size / (found.channels * found.bits / 8)
+    }
+
+    /// Walks the chunks to the data, reading the format on the way; leaves `fd` at the first sample.
+    private static func findData(_ fd: Int32) throws(CodecError) -> (tag: Int, channels: Int, rate: Int, bits: Int, size: Int) {
+        func read(_ count: Int) -> [UInt8]? {
+            var bytes = [UInt8](repeating: 0, count: count)
+            return Glibc.read(fd, &bytes, count) == count ? bytes : nil
+        }
+        func little(_ bytes: [UInt8], _ at: Int, _ size: Int) -> Int { (0..<size).reduce(0) { $0 | Int(bytes[at + $1]) << (8 * $1) } }
+        guard let riff = read(12), riff[0..<4] == [0x52, 0x49, 0x46, 0x46][...], riff[8..<12] == [0x57, 0x41, 0x56, 0x45][...] else {
+            throw CodecError("no RIFF/WAVE header")
+        }
+        var format: (tag: Int, channels: Int, rate: Int, bits: Int)?
+        while true {
+            guard let header = read(8) else { throw CodecError("no data chunk") }
+            let size = little(header, 4, 4)
+            let name = String(decoding: header[0..<4], as: UTF8.self)
+            if name == "fmt " {
+                guard size >= 16, let body = read(size + size % 2) else { throw CodecError("a short fmt chunk") }
+                var tag = little(body, 0, 2)
+                if tag == 0xFFFE, size >= 26 { tag = little(body, 24, 2) }  // WAVE_FORMAT_EXTENSIBLE: the subformat's tag
+                format = (tag, little(body, 2, 2), little(body, 4, 4), little(body, 14, 2))
+            } else if name == "data" {
+                guard let format else { throw CodecError("data before fmt") }
+                guard (format.tag == 1 && format.bits == 16) || (format.tag == 3 && format.bits == 32) else {
+                    throw CodecError("\(format.bits)-bit \(format.tag == 3 ? "float" : "integer") samples; this reads 16-bit integer or 32-bit float")
+                }
+                guard format.channels > 0, format.rate > 0 else { throw CodecError("\(format.channels) channels at \(format.rate) Hz") }
+                return (format.tag, format.channels, format.rate, format.bits, size)
+            } else if lseek(fd, off_t(size + size % 2), SEEK_CUR) < 0 {
+                throw CodecError("a chunk runs past the end")
+            }
+        }
+    }
+
+    deinit { close(fd) }
+
+    /// Up to `frames` frames as interleaved Float32; empty at the end of the data.
+    public func read(frames count: Int) -> [Float] {
+        let bytesPerSample = isFloat ? 4 : 2
+        let wanted = min(count * channels * bytesPerSample, remainingBytes)
+        guard wanted > 0 else { return [] }
+        var bytes = [UInt8](repeating: 0, count: wanted)
+        var got = 0
+        while got < wanted {
+            let n = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + got, wanted - got) }
+            if n <= 0 { break }
+            got += n
+        }
+        remainingBytes -= got
+        let samples = got / bytesPerSample
+        return bytes.withUnsafeBytes { raw in
+            isFloat ? (0..<samples).map { raw.load(fromByteOffset: 4 * $0, as: Float.self) }
+                    : (0..<samples).map { Float(raw.load(fromByteOffset: 2 * $0, as: Int16.self)) / 32768 }
+        }
+    }
+}
