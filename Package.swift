@@ -55,7 +55,7 @@ let package = Package(
         .target(name: "PrivateDaemons", dependencies: ["MediaRouteIPC", "CLinuxHelpers"]),
 
         // Opus and H.264, wrapped once for every driver and receiver that codes media.
-        .target(name: "MediaCodecs", dependencies: ["COpus", "CX264"]),
+        .target(name: "MediaCodecs", dependencies: ["COpus", "CX264", "RTP"]),
 
         // RTP (RFC 3550) with the Opus (RFC 7587) and H.264 (RFC 6184) payload formats.
         .target(name: "RTP"),
@@ -97,7 +97,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "mediaroute-reference-driver",
-            dependencies: ["ReferenceProtocol", "AvahiDiscovery", "MediaDevice", "MediaRouteIPC", "MediaCodecs", "RTP"],
+            dependencies: ["ReferenceProtocol", "AvahiDiscovery", "MediaDevice", "MediaRouteIPC", "MediaCodecs"],
             path: "Protocols/Reference/Driver"
         ),
 
@@ -114,12 +114,13 @@ let package = Package(
         ),
 
         // Benchmarks: each compares against a raw C baseline measured in the same run.
-        .target(name: "CBenchBaseline"),
+        .target(name: "CBenchBaseline", dependencies: ["COpus"]),
         .executableTarget(name: "mediaroute-bench-peer"),
         .executableTarget(
             name: "mediaroute-bench",
             dependencies: [
-                "MediaRouteIPC", "CBenchBaseline", "MediaRouteSupervisor", "MediaDevice", "PrivateDaemons", "ReferenceProtocol",
+                "MediaRouteIPC", "CBenchBaseline", "CLinuxHelpers", "MediaRouteSupervisor", "MediaDevice", "PrivateDaemons", "ReferenceProtocol", "MediaCodecs",
+                "AVSystemRouting",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]

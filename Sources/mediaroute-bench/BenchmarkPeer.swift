@@ -1,4 +1,5 @@
 import CBenchBaseline
+import Foundation
 import Glibc
 import MediaRouteIPC
 
@@ -28,12 +29,70 @@ enum BenchmarkPeer {
         handlers.onRequest("echo") { RPCReply(.object($0.params)) }
         handlers.onNotification("sample") { _ in received.increment() }
         handlers.onRequest("drain") { _ in RPCReply(.integer(Int64(received.value))) }
+        // The consumer's end of a ring: read everything (copying each record out, as an encoder
+        // would) until `bytes` have come, on a thread of its own.
+        handlers.onRequest("ring.consume") { request in
+            let ring = try ring(request)
+            let total = request.params["bytes"]?.integerValue ?? 0
+            let records: Int = try await onThread {
+                var buffer = [UInt8](repeating: 0, count: ring.maximumRecordSize)
+                var read = 0, records = 0
+                while read < total {
+                    let got = try ring.read { payload, _ in
+                        buffer.withUnsafeMutableBytes { $0.baseAddress!.copyMemory(from: payload.baseAddress!, byteCount: payload.count) }
+                        read += payload.count
+                        records += 1
+                    }
+                    if !got { _ = ring.waitForRecord(timeout: .seconds(1)) }
+                }
+                return records
+            }
+            return RPCReply(.integer(Int64(records)))
+        }
+        // Sleeps on the ring, and for each record measures from its timestamp to being awake with it.
+        handlers.onRequest("ring.wakeups") { request in
+            let ring = try ring(request)
+            let count = Int(request.params["count"]?.integerValue ?? 0)
+            let samples: [UInt64] = try await onThread {
+                var samples: [UInt64] = []
+                while samples.count < count {
+                    guard ring.waitForRecord(timeout: .seconds(2)) else { break }
+                    _ = try ring.read { _, timestamp in samples.append(SampleRing.monotonicNow() - timestamp) }
+                }
+                return samples
+            }
+            return RPCReply(.array(samples.map { .integer(Int64($0)) }))
+        }
+        // The C baseline: a blocking read of an eventfd whose value is the time it was written.
+        handlers.onRequest("eventfd.wakeups") { request in
+            let fd = try request.descriptors.take(0), ack = try request.descriptors.take(1)
+            let count = Int(request.params["count"]?.integerValue ?? 0)
+            let samples: [UInt64] = try await onThread {
+                defer { close(fd); close(ack) }
+                var samples = [UInt64](repeating: 0, count: count)
+                guard cbb_eventfd_reader(fd, ack, Int32(count), &samples) == 0 else { throw BenchmarkError("the eventfd reader failed") }
+                return samples
+            }
+            return RPCReply(.array(samples.map { .integer(Int64($0)) }))
+        }
         let connection = try await Connection.open(
             socket: socket, hello: Hello(role: .supervisor, name: "bench-peer"),
             side: .acceptor(acceptingRoles: [.driver]), configuration: ConnectionConfiguration(label: "benchmark client"),
             handlers: handlers)
         _ = await connection.waitUntilClosed()
         exit(0)
+    }
+}
+
+/// The ring that came with a request (memfd and eventfd as descriptors 0 and 1).
+private func ring(_ request: IncomingRequest) throws -> SampleRing {
+    try SampleRing(memory: try request.descriptors.take(0), wakeup: try request.descriptors.take(1))
+}
+
+/// Runs blocking work on a thread of its own and waits for it.
+func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread.detachNewThread { continuation.resume(with: Result { try body() }) }
     }
 }
 

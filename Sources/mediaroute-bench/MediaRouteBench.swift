@@ -41,5 +41,10 @@ struct Benchmark: Sendable {
         Benchmark(name: "driver-restart") { try await DriverRestartBenchmark(iterations: $0 ?? 50).run() },
         Benchmark(name: "picker-scale") { try await PickerScaleBenchmark(runs: $0 ?? 10).run() },
         Benchmark(name: "reference-latency") { try await ReferenceLatencyBenchmark(iterations: $0 ?? 10).run() },
+        Benchmark(name: "ring-throughput") { try await RingThroughputBenchmark(megabytes: $0 ?? 4096).run() },
+        Benchmark(name: "ring-wakeup") { try await RingWakeupBenchmark(count: $0 ?? 1000).run() },
+        Benchmark(name: "opus-encode") { try await OpusEncodeBenchmark(seconds: $0 ?? 60).run() },
+        Benchmark(name: "x264-encode") { try await X264EncodeBenchmark(frames: $0 ?? 300).run() },
+        Benchmark(name: "audio-latency") { try await AudioLatencyBenchmark(bursts: $0 ?? 20).run() },
     ]
 }

@@ -250,6 +250,10 @@ public final class SampleRing: @unchecked Sendable {
 
     /// Sleeps until a record is there (or the producer closed), at most `timeout`; true if one is.
     public func waitForRecord(timeout: Duration) -> Bool {
+        // A wake-up left from before is reset first, here rather than after waking: the way from
+        // the producer's write to this side running is one system call (poll), not two.
+        var value: UInt64 = 0
+        _ = Glibc.read(wakeupFD, &value, 8)
         let waiting = atomic32(Offset.consumerWaiting)
         waiting.store(1, ordering: .sequentiallyConsistent)
         if hasRecord || producerClosed {
@@ -259,8 +263,6 @@ public final class SampleRing: @unchecked Sendable {
         var ready = pollfd(fd: wakeupFD, events: Int16(POLLIN), revents: 0)
         let milliseconds = Int32(clamping: timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
         _ = poll(&ready, 1, max(milliseconds, 0))
-        var value: UInt64 = 0
-        _ = Glibc.read(wakeupFD, &value, 8)
         waiting.store(0, ordering: .relaxed)
         return hasRecord
     }

@@ -3,7 +3,6 @@ import MediaCodecs
 import MediaDevice
 import MediaRouteIPC
 import ReferenceProtocol
-import RTP
 import Synchronization
 
 /// Reads one sample stream's ring on a thread of its own, encodes it (Opus for audio, H.264 for
@@ -35,10 +34,6 @@ final class SampleSender: @unchecked Sendable {
     private let stopping = Atomic<Bool>(false)
     private let keyframeWanted = Atomic<Bool>(false)
     private let onFailure: @Sendable (any Error) -> Void
-    private var sequence = UInt16.random(in: .min ... .max)
-    private var timestamp = UInt32.random(in: .min ... .max)
-    private let ssrc = UInt32.random(in: .min ... .max)
-    private var packet = [UInt8](repeating: 0, count: RTPPacket.headerSize + OpusEncoder.maximumPacketSize)
 
     init(stream: RealtimeSampleStream, host: String, port: UInt16, settings: Settings, onFailure: @escaping @Sendable (any Error) -> Void) throws {
         self.stream = stream
@@ -70,47 +65,31 @@ final class SampleSender: @unchecked Sendable {
 
     private var running: Bool { !stopping.load(ordering: .relaxed) && stream.isOpen }
 
-    // MARK: Audio
+    private func send(_ packet: UnsafeRawBufferPointer) {
+        if UDPSocket.send(socket, packet) { stream.ring.addConsumerOutput(packet.count) }
+    }
 
     private func sendAudio() throws {
         guard case .audio(let rate, let channels, let type) = stream.format else { return }
         var opus = settings.opus
         opus.sampleRate = rate
         opus.channels = channels
-        let encoder = try OpusEncoder(opus)
-        let frameBytes = encoder.settings.frameSize * channels * type.bytes
-        let ticks = UInt32(encoder.settings.frameMicroseconds * 48 / 1000)  // RFC 7587: a 48 kHz clock
-        var pending = [UInt8]()
-        pending.reserveCapacity(frameBytes * 4)
+        let encoder = try OpusRTPEncoder(opus, sampleType: type == .float32 ? .float32 : .int16, payloadType: ReferenceProtocol.opusPayloadType)
         var started = false
-        let patience = Duration.microseconds(encoder.settings.frameMicroseconds * 2)
+        let patience = Duration.microseconds(opus.frameMicroseconds * 2)
         while running {
-            guard try stream.ring.read({ record, _ in pending.append(contentsOf: record) }) else {
-                // Nothing within two frame durations of a started stream: the device goes without.
-                if !stream.ring.waitForRecord(timeout: patience), started, !stream.ring.producerClosed { stream.ring.noteUnderrun() }
-                continue
+            var failure: (any Error)?
+            let got = try stream.ring.read { record, _ in
+                do { try encoder.add(record, send: send) } catch { failure = error }
             }
-            started = true
-            var offset = 0
-            while pending.count - offset >= frameBytes {
-                let size = try pending.withUnsafeBytes { samples in
-                    try packet.withUnsafeMutableBytes { out in
-                        let body = UnsafeMutableRawBufferPointer(rebasing: out[RTPPacket.headerSize...])
-                        let start = samples.baseAddress! + offset
-                        return type == .float32
-                            ? try encoder.encode(start.assumingMemoryBound(to: Float.self), into: body)
-                            : try encoder.encode(start.assumingMemoryBound(to: Int16.self), into: body)
-                    }
-                }
-                send(payloadType: ReferenceProtocol.opusPayloadType, marker: false, payloadSize: size)
-                timestamp &+= ticks
-                offset += frameBytes
+            if let failure { throw failure }
+            if got {
+                started = true
+            } else if !stream.ring.waitForRecord(timeout: patience), started, !stream.ring.producerClosed {
+                stream.ring.noteUnderrun()  // nothing within two frame durations of a started stream: the device goes without
             }
-            pending.removeFirst(offset)
         }
     }
-
-    // MARK: Video
 
     private func sendVideo() throws {
         guard case .video(let width, let height, let frameRate) = stream.format else { return }
@@ -118,44 +97,15 @@ final class SampleSender: @unchecked Sendable {
         h264.preset = settings.x264Preset
         h264.threads = settings.x264Threads
         h264.bitrateKbps = settings.x264BitrateKbps
-        let encoder = try H264Encoder(h264)
-        let packetizer = H264Packetizer()
-        packet = [UInt8](repeating: 0, count: RTPPacket.headerSize + packetizer.maximumPayload)
-        var frame: Int64 = 0
-        var payloads: [[UInt8]] = []
+        let encoder = try H264RTPEncoder(h264, payloadType: ReferenceProtocol.h264PayloadType)
         while running {
             var failure: (any Error)?
             let got = try stream.ring.read { record, _ in
-                if keyframeWanted.exchange(false, ordering: .relaxed) { encoder.requestKeyframe() }
-                payloads.removeAll(keepingCapacity: true)
-                do {
-                    try encoder.encode(record, pts: frame) { nal in packetizer.payloads(for: nal.payload) { payloads.append(Array($0)) } }
-                } catch {
-                    failure = error
-                }
+                if keyframeWanted.exchange(false, ordering: .relaxed) { encoder.encoder.requestKeyframe() }
+                do { try encoder.add(record, send: send) } catch { failure = error }
             }
             if let failure { throw failure }
-            guard got else {
-                _ = stream.ring.waitForRecord(timeout: .milliseconds(100))
-                continue
-            }
-            // The marker bit ends the frame (RFC 6184); every packet of a frame has its timestamp.
-            for (index, payload) in payloads.enumerated() {
-                packet.withUnsafeMutableBytes { out in out.baseAddress!.advanced(by: RTPPacket.headerSize).copyMemory(from: payload, byteCount: payload.count) }
-                send(payloadType: ReferenceProtocol.h264PayloadType, marker: index == payloads.count - 1, payloadSize: payload.count)
-            }
-            frame += 1
-            timestamp &+= UInt32(90_000 / frameRate)
+            if !got { _ = stream.ring.waitForRecord(timeout: .milliseconds(100)) }
         }
-    }
-
-    private func send(payloadType: UInt8, marker: Bool, payloadSize: Int) {
-        packet.withUnsafeMutableBytes { out in
-            RTPPacket.writeHeader(into: out, marker: marker, payloadType: payloadType, sequence: sequence, timestamp: timestamp, ssrc: ssrc)
-            if UDPSocket.send(socket, UnsafeRawBufferPointer(rebasing: out[0..<(RTPPacket.headerSize + payloadSize)])) {
-                stream.ring.addConsumerOutput(RTPPacket.headerSize + payloadSize)
-            }
-        }
-        sequence &+= 1
     }
 }

@@ -23,6 +23,18 @@ int cbb_receive_frames(int fd, long count);
    `iterations` times; stores fork-to-frame times in `ns`, kills and reaps each child. 0 or -1. */
 int cbb_spawn_handshake(const char *path, int iterations, uint64_t *ns);
 
+/* Encodes `frames` frames of interleaved 48 kHz Float32 with libopus directly (restricted
+   low delay, as our driver's default). 0, or -1 on error. */
+int cbb_opus_encode(const float *pcm, int frames, int frame_size, int channels, int bitrate, int complexity);
+
+/* Reads `count` values from an eventfd, each the CLOCK_MONOTONIC time it was written at, stores
+   now minus that value, and acknowledges each on `ack_fd`. 0 or -1. */
+int cbb_eventfd_reader(int fd, int ack_fd, int count, uint64_t *latency_ns);
+
+/* Every 20 ms, encodes 20 ms of 48 kHz stereo with libopus and sends it over a UDP loopback socket
+   to a thread that decodes it; stores handover-to-decoded times. 0 or -1. */
+int cbb_opus_udp_latency(int count, uint64_t *latency_ns);
+
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t cbb_now_ns(void);
 #endif

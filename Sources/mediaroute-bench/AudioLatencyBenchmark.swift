@@ -1,0 +1,86 @@
+import AVSystemRouting
+import CBenchBaseline
+import Foundation
+import MediaRouteIPC
+import MediaRouteSupervisor
+
+/// `audio-latency`: end to end on loopback, from an app writing samples into its stream to the
+/// receiver having decoded them: the app writes silence at real-time pace with a loud 20 ms burst
+/// twice a second, and the receiver reports when decoded sound starts (its onsets). Against libopus
+/// and a UDP loopback socket used directly (encode, send, receive, decode) in the same run.
+struct AudioLatencyBenchmark {
+    let bursts: Int
+    static let aim: Duration = .milliseconds(40)
+
+    func run() async throws {
+        print("audio-latency: \(bursts) bursts through app, ring, driver, Opus/RTP, receiver, decoder (48 kHz stereo, 20 ms frames)")
+        var base = [UInt64](repeating: 0, count: 50)
+        guard cbb_opus_udp_latency(50, &base) == 0 else { throw BenchmarkError("the C libopus/UDP baseline failed") }
+        let baseline = LatencySamples(base)
+        print(ReferenceLatencyBenchmark.milliseconds(baseline, "  raw libopus over UDP loopback, handover to decoded"))
+
+        let samples = try await ReferenceStage.run(receiverArguments: ["--report-onsets"]) { stage in try await measure(stage) }
+        let ours = LatencySamples(samples)
+        print(ReferenceLatencyBenchmark.milliseconds(ours, "  app write to receiver decoded"))
+        print("  median under \(Self.aim.milliseconds) ms: \(ours.median < Double(Self.aim.milliseconds) * 1e6 ? "yes" : "no")")
+        printResult("audio-latency", ratio: ours.median / baseline.median, target: Double(Self.aim.milliseconds) * 1e6 / baseline.median)
+    }
+
+    private func measure(_ stage: ReferenceStage) async throws -> [UInt64] {
+        let supervisor = try await stage.supervisor(state: "state")
+        let socket = stage.root + "/mediarouted.sock"
+        let server = try await ControlServer.start(path: socket, supervisor: supervisor, logger: .init(label: "bench"))
+        let controller = AVSystemRouteController(configuration: .init(applicationIdentifier: "org.mediaroute.bench",
+                                                                      supportedProtocols: ["org.mediaroute.reference"], socketPath: socket))
+        defer {
+            server.close()
+            Task { await controller.invalidate() }
+        }
+        _ = try await stage.waitUntilListed(supervisor)
+        _ = try await supervisor.activate(ReferenceStage.receiverName) { _ in nil }
+        guard controller.addObserver(RouteWaiter.shared) else { throw BenchmarkError("the app could not reach mediarouted") }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while controller.activeRoutes.isEmpty {
+            guard ContinuousClock.now < deadline else { throw BenchmarkError("the app never saw the route") }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        let stream = try await controller.activeRoutes[0].startAudioStream()
+
+        // Real-time pace: one 20 ms record every 20 ms; every 25th a burst, its write time noted.
+        let silence = [Float](repeating: 0, count: 960 * 2)
+        let burst = (0..<(960 * 2)).map { Float(0.5 * sin(2 * Double.pi * 1000 * Double($0 / 2) / 48_000)) }
+        var burstTimes: [UInt64] = []
+        let mark = stage.receiver.mark
+        let start = ContinuousClock.now
+        for record in 0..<(bursts * 25 + 25) {
+            let loud = record % 25 == 12
+            let time = SampleRing.monotonicNow()
+            _ = try (loud ? burst : silence).withUnsafeBufferPointer { try stream.write($0, timestamp: time) }
+            if loud { burstTimes.append(time) }
+            try await Task.sleep(until: start + .milliseconds(20 * (record + 1)))
+        }
+        try await Task.sleep(for: .milliseconds(200))
+        try await stream.stop()
+        await supervisor.shutdown()
+
+        // Each onset the receiver reported belongs to the latest burst written before it.
+        let onsets = String(decoding: stage.receiver.output.utf8.dropFirst(mark), as: UTF8.self).split(separator: "\n")
+            .filter { $0.hasPrefix("onset in stream ") }.compactMap { $0.split(separator: " ").last.flatMap { UInt64($0) } }
+        var latencies: [UInt64] = []
+        for onset in onsets {
+            if let burst = burstTimes.last(where: { $0 <= onset }), onset - burst < 400_000_000 { latencies.append(onset - burst) }
+        }
+        guard latencies.count >= bursts * 3 / 4 else {
+            throw BenchmarkError("the receiver reported \(onsets.count) onsets for \(bursts) bursts: \(stage.receiver.output.suffix(500))")
+        }
+        return latencies
+    }
+}
+
+/// An observer that only keeps the controller connected (the benchmark reads `activeRoutes`).
+@MainActor
+final class RouteWaiter: AVSystemRouteControllerObserver {
+    nonisolated static let shared = RouteWaiter()
+    nonisolated init() {}
+    func systemRouteController(_ controller: AVSystemRouteController, handle event: AVSystemRouteEvent) async -> Bool { true }
+}
