@@ -33,29 +33,38 @@ struct IPCRoundTripBenchmark {
 
     private func measureOurs() async throws -> LatencySamples {
         let peer = try PeerProcess(mode: "ipc-echo")
-        let loop = EventLoop.shared
         let connection = try await Connection.open(socket: peer.socket, hello: Hello(role: .driver, name: "bench"),
                                                    side: .initiator(), configuration: ConnectionConfiguration(label: "bench peer"))
+        let client = RoundTripClient(connection: connection)
         let (iterations, warmup) = (self.iterations, self.warmup)
-        // The caller runs on the connection's loop, as the SDK's callers do: the answer resumes it
-        // on the thread that read it.
-        let samples = try await Task(executorPreference: loop) {
-            var samples: [UInt64] = []
-            samples.reserveCapacity(iterations)
-            var params = Self.params
-            for i in 0..<(warmup + iterations) {
-                params["seq"] = .integer(Int64(i))
-                let start = now()
-                let reply = try await connection.request("echo", params)
-                let elapsed = now() - start
-                guard reply.result.objectValue?["seq"] == .integer(Int64(i)) else { throw BenchmarkError("wrong echo") }
-                if i >= warmup { samples.append(elapsed) }
-            }
-            return samples
-        }.value
+        let samples = try await client.measure(iterations: iterations, warmup: warmup)
         await connection.close()
         guard case .exited(0) = peer.process.waitForExit() else { throw BenchmarkError("the IPC peer failed") }
         return LatencySamples(samples)
+    }
+}
+
+/// The calling side, an actor on the connection's loop as the supervisor is: a request and the
+/// answer that resumes it stay on the thread that reads the socket.
+private actor RoundTripClient {
+    let connection: Connection
+    nonisolated var unownedExecutor: UnownedSerialExecutor { connection.loop.asUnownedSerialExecutor() }
+
+    init(connection: Connection) { self.connection = connection }
+
+    func measure(iterations: Int, warmup: Int) async throws -> [UInt64] {
+        var samples: [UInt64] = []
+        samples.reserveCapacity(iterations)
+        var params = IPCRoundTripBenchmark.params
+        for i in 0..<(warmup + iterations) {
+            params["seq"] = .integer(Int64(i))
+            let start = now()
+            let reply = try await connection.request("echo", params)
+            let elapsed = now() - start
+            guard reply.result.objectValue?["seq"] == .integer(Int64(i)) else { throw BenchmarkError("wrong echo") }
+            if i >= warmup { samples.append(elapsed) }
+        }
+        return samples
     }
 }
 

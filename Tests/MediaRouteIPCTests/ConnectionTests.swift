@@ -143,6 +143,44 @@ struct ConnectionTests {
         await client.close()
     }
 
+    @Test func aShortTimeoutAfterALongOneFiresOnItsOwnTime() async throws {
+        let cancelled = Counter(), started = Counter()
+        let (server, client) = try await connectedPair(serverHandlers: Self.hangingHandlers(cancelled, started: started))
+        let long = Task { try await client.request("hang", timeout: .seconds(40)) }
+        try await waitUntil { started.count == 1 }
+        do {
+            _ = try await client.request("hang", timeout: .milliseconds(100))
+            Issue.record("hang returned")
+        } catch let error as RPCError {
+            #expect(error.code == .timedOut)
+        }
+        // Had the one timer stayed armed for the long request, both would have failed together.
+        #expect(await client.pendingRequestCount == 1)
+        try await waitUntil { cancelled.count == 1 }
+        long.cancel()
+        await #expect(throws: CancellationError.self) { try await long.value }
+        try await waitUntil { cancelled.count == 2 }
+        await server.close()
+        await client.close()
+    }
+
+    @Test func aHandlerThatClosesItsOwnConnectionEndsBothSidesCleanly() async throws {
+        var handlers = echoHandlers()
+        handlers.onRequest("quit") { request in
+            await request.connection.close()
+            return RPCReply()
+        }
+        let (server, client) = try await connectedPair(serverHandlers: handlers)
+        do {
+            _ = try await client.request("quit")
+            Issue.record("quit was answered on a closed connection")
+        } catch let error as RPCError {
+            #expect(error.code == .connectionClosed)
+        }
+        #expect(await server.closeReason?.message.hasSuffix("was closed by this side") == true)
+        #expect(await client.closeReason?.code == .connectionClosed)
+    }
+
     @Test func cancellingTheTaskCancelsTheRemoteHandler() async throws {
         let cancelled = Counter()
         let (server, client) = try await connectedPair(serverHandlers: Self.hangingHandlers(cancelled))

@@ -53,15 +53,21 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
     private struct Pending {
         let method: String
         let continuation: UnsafeContinuation<RPCResponse, Error>
-        let timer: EventLoop.TimerHandle
+        /// `EventLoop.now()` after which the request is abandoned.
+        let deadline: UInt64
         let timeout: Duration
     }
     private var nextID: Int64 = 1
     private var pending: [RequestID: Pending] = [:]
+    /// One timer for all pending requests, due at (or before) the earliest deadline: a request
+    /// costs no timer of its own, and nothing piles up in the loop while answers come in time.
+    private var timeoutSweep: (timer: EventLoop.TimerHandle, deadline: UInt64)?
     /// Requests we gave up on (cancelled, timed out): their late answers are dropped quietly.
     private var abandoned = Set<RequestID>()
     private var abandonedOrder = Deque<RequestID>()
-    private var incoming: [RequestID: Task<Void, Never>] = [:]
+    /// Requests from the peer being answered. The task is nil while its handler runs inline, and
+    /// stays nil for a handler that answers without suspending.
+    private var incoming: [RequestID: Task<Void, Never>?] = [:]
     private var closeWaiters: [UnsafeContinuation<RPCError, Never>] = []
 
     private static let readEvents = EPOLLIN.rawValue | EPOLLRDHUP.rawValue
@@ -127,7 +133,10 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
         let id = makeRequestID()
         let timeout = timeout ?? configuration.defaultRequestTimeout
         let loop = self.loop
-        return try await withTaskCancellationHandler {
+        // A resumed continuation goes to the task's executor preference, or else to the global
+        // pool and only then back here: preferring the loop keeps the answer on this thread.
+        return try await withTaskExecutorPreference(loop) {
+          try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<RPCResponse, Error>) in
                 do {
                     try enqueue(.request(id: id, method: method, params: params, descriptorCount: descriptors.count), descriptors: descriptors)
@@ -135,15 +144,15 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
                     continuation.resume(throwing: error)
                     return
                 }
-                let timer = loop.schedule(after: timeout) { [unowned self] in
-                    self.assumeIsolated { $0.abandon(id, because: nil) }
-                }
-                pending[id] = Pending(method: method, continuation: continuation, timer: timer, timeout: timeout)
+                let deadline = EventLoop.now() + timeout.clampedNanoseconds
+                pending[id] = Pending(method: method, continuation: continuation, deadline: deadline, timeout: timeout)
+                armTimeoutSweep(before: deadline)
                 // Cancelled before the request was pending: the cancellation handler found nothing to abandon.
                 if Task.isCancelled { abandon(id, because: CancellationError()) }
             }
-        } onCancel: {
+          } onCancel: {
             loop.execute { self.assumeIsolated { $0.abandon(id, because: CancellationError()) } }
+          }
         }
     }
 
@@ -195,10 +204,28 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
         return .number(nextID)
     }
 
+    private func armTimeoutSweep(before deadline: UInt64) {
+        if let sweep = timeoutSweep {
+            if sweep.deadline <= deadline { return }
+            loop.cancelTimer(sweep.timer)
+        }
+        let timer = loop.schedule(at: deadline) { [unowned self] in
+            self.assumeIsolated { $0.sweepTimeouts() }
+        }
+        timeoutSweep = (timer, deadline)
+    }
+
+    /// Abandons every request whose deadline has passed and re-arms for the earliest one left.
+    private func sweepTimeouts() {
+        timeoutSweep = nil
+        let now = EventLoop.now()
+        for (id, request) in pending where request.deadline <= now { abandon(id, because: nil) }
+        if let next = pending.values.lazy.map(\.deadline).min() { armTimeoutSweep(before: next) }
+    }
+
     /// Gives up on a pending request: `error` nil means its timeout passed.
     private func abandon(_ id: RequestID, because error: (any Error)?) {
         guard let request = pending.removeValue(forKey: id) else { return }
-        loop.cancelTimer(request.timer)
         abandoned.insert(id)
         abandonedOrder.append(id)
         if abandonedOrder.count > 4096, let oldest = abandonedOrder.popFirst() { abandoned.remove(oldest) }
@@ -218,7 +245,6 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
             report(RPCError(.unknownResponseID, "\(label) sent a response for request id \(id.map(String.init(describing:)) ?? "null"), which this side never sent or was already answered"), reply: false)
             return
         }
-        loop.cancelTimer(request.timer)
         request.continuation.resume(with: result.mapError { $0 })
     }
 
@@ -449,7 +475,7 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
             }
         case .notification(let method, let params, _):
             if method == Self.cancelMethod {
-                if let value = params?["id"], let id = Message.requestID(value) { incoming[id]?.cancel() }
+                if let value = params?["id"], let id = Message.requestID(value) { incoming[id]??.cancel() }
             } else if let handler = handlers.notifications[method] {
                 handler(IncomingNotification(connection: self, method: method, params: params ?? [:], descriptors: descriptors))
             }
@@ -461,10 +487,13 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
         }
     }
 
+    /// Runs the handler at once, on this actor's loop: one that answers without suspending sends
+    /// its reply before the loop next sleeps, with no task switch at all.
     private func start(_ handler: @escaping RPCHandlers.RequestHandler, _ request: IncomingRequest) {
         let id = request.id
         let method = request.method
-        incoming[id] = Task(executorPreference: loop) { [weak self] in
+        incoming[id] = .some(nil)
+        let task = Task.immediate(executorPreference: loop) { [self] in
             var reply: Message
             var replyDescriptors: [Int32] = []
             do {
@@ -478,8 +507,9 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
             } catch {
                 reply = .errorResponse(id: id, error: RPCError(.internalError, "\"\(method)\" failed: \(error)"))
             }
-            await self?.finishIncoming(id, reply, replyDescriptors)
+            finishIncoming(id, reply, replyDescriptors)
         }
+        if incoming[id] != nil { incoming[id] = task }  // still running: keep it for rpc.cancel and close
     }
 
     private func finishIncoming(_ id: RequestID, _ reply: Message, _ descriptors: [Int32]) {
@@ -574,14 +604,15 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
         handshakeWaiter = nil
         let requests = pending
         pending.removeAll()
+        if let sweep = timeoutSweep { loop.cancelTimer(sweep.timer) }
+        timeoutSweep = nil
         for (_, request) in requests {
-            loop.cancelTimer(request.timer)
             request.continuation.resume(throwing: RPCError(.connectionClosed, "\"\(request.method)\" got no answer: \(reason.message)"))
         }
         let waiters = spaceWaiters
         spaceWaiters.removeAll()
         waiters.forEach { $0.resume(throwing: reason) }
-        incoming.values.forEach { $0.cancel() }
+        incoming.values.forEach { $0?.cancel() }
         incoming.removeAll()
         receivedDescriptors.forEach { _ = Glibc.close($0.fd) }
         receivedDescriptors.removeAll()

@@ -93,6 +93,9 @@ public final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable 
         UnownedTaskExecutor(ordinary: self)
     }
 
+    /// Lets `assumeIsolated` ask the thread directly instead of trapping through `checkIsolated`.
+    public func isIsolatingCurrentContext() -> Bool? { inLoopThread }
+
     public func checkIsolated() {
         precondition(inLoopThread, "expected to run on event loop '\(name)'")
     }
@@ -133,12 +136,15 @@ public final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable 
 
     /// Runs `action` on the loop thread once `delay` has passed, unless cancelled first.
     public func schedule(after delay: Duration, _ action: @escaping () -> Void) -> TimerHandle {
+        schedule(at: Self.now() + delay.clampedNanoseconds, action)
+    }
+
+    /// Runs `action` on the loop thread once `now()` reaches `deadline`, unless cancelled first.
+    func schedule(at deadline: UInt64, _ action: @escaping () -> Void) -> TimerHandle {
         checkIsolated()
         let id = nextTimerID
         nextTimerID += 1
-        let (seconds, attoseconds) = delay.components
-        let nanoseconds = max(0, seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
-        timers.insert(TimerEntry(deadline: Self.now() + UInt64(nanoseconds), id: id))
+        timers.insert(TimerEntry(deadline: deadline, id: id))
         timerActions[id] = action
         return TimerHandle(id: id)
     }
@@ -154,6 +160,7 @@ public final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable 
         flushables.append(flushable)
     }
 
+    /// The loop's clock (CLOCK_MONOTONIC, nanoseconds).
     static func now() -> UInt64 {
         var ts = timespec()
         clock_gettime(CLOCK_MONOTONIC, &ts)
@@ -228,5 +235,13 @@ public final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable 
             _ = timers.removeMin()
             if let action = timerActions.removeValue(forKey: first.id) { action() }
         }
+    }
+}
+
+extension Duration {
+    /// Whole nanoseconds, negative durations counting as zero.
+    var clampedNanoseconds: UInt64 {
+        let (seconds, attoseconds) = components
+        return UInt64(max(0, seconds * 1_000_000_000 + attoseconds / 1_000_000_000))
     }
 }

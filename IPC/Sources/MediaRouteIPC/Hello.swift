@@ -105,7 +105,9 @@ public struct RPCResponse: Sendable {
 
 /// How a connection answers the calls its peer makes.
 public struct RPCHandlers: Sendable {
-    public typealias RequestHandler = @Sendable (IncomingRequest) async throws -> RPCReply
+    /// Runs on the connection's loop (`nonisolated(nonsending)`): a handler that calls an actor on
+    /// the same loop, as the supervisor is, never leaves the thread.
+    public typealias RequestHandler = nonisolated(nonsending) @Sendable (IncomingRequest) async throws -> RPCReply
     /// Runs on the loop thread, in arrival order; keep it short or start a task.
     public typealias NotificationHandler = @Sendable (IncomingNotification) -> Void
 

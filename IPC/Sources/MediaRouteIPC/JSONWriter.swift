@@ -61,6 +61,17 @@ public struct JSONWriter {
 
     public static func writeString(_ string: String, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
+        // Nearly every string on the wire needs no escape: copy those in one piece.
+        let copied = string.utf8.withContiguousStorageIfAvailable { bytes in
+            guard !bytes.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else { return false }
+            out.append(contentsOf: bytes)
+            return true
+        }
+        if copied != true { writeEscaped(string, into: &out) }
+        out.append(UInt8(ascii: "\""))
+    }
+
+    private static func writeEscaped(_ string: String, into out: inout [UInt8]) {
         for byte in string.utf8 {
             switch byte {
             case UInt8(ascii: "\""): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
@@ -75,6 +86,5 @@ public struct JSONWriter {
             default: out.append(byte)
             }
         }
-        out.append(UInt8(ascii: "\""))
     }
 }
