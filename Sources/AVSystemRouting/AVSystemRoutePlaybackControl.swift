@@ -10,7 +10,8 @@ import MediaRouteIPC
 /// waits for every command set so far and throws the first failure.
 @MainActor
 public final class AVSystemRoutePlaybackControl: AVInterfaceControllable {
-    /// The latest state: the driver's, with the commands not yet answered applied on top.
+    /// The latest state: the driver's last report, with each command's value from the moment it is
+    /// set until the driver next reports (within a second; a refused command is undone then).
     public private(set) var status: PlaybackStatus
     /// The last command the driver or daemon refused.
     public private(set) var lastError: (any Error)?
@@ -46,56 +47,39 @@ public final class AVSystemRoutePlaybackControl: AVInterfaceControllable {
     public var isPlaying: Bool {
         get { status.isPlaying }
         set {
-            status.isPlaying = newValue
-            status.state = newValue ? .playing : .paused
-            send(["isPlaying": .bool(newValue)])
+            send(["isPlaying": .bool(newValue)]) {
+                $0.isPlaying = newValue
+                $0.state = newValue ? .playing : .paused
+            }
         }
     }
     public var state: AVInterfacePlaybackState { status.state }
     public var currentPlaybackPosition: Double {
         get { status.position }
-        set {
-            status.position = newValue
-            send(["position": .double(newValue)])
-        }
+        set { send(["position": .double(newValue)]) { $0.position = newValue } }
     }
     public var playbackSpeed: Float {
         get { status.speed }
-        set {
-            status.speed = newValue
-            send(["speed": .double(Double(newValue))])
-        }
+        set { send(["speed": .double(Double(newValue))]) { $0.speed = newValue } }
     }
     public var timeRange: ClosedRange<Double>? { status.timeRange }
     public var volume: Float {
         get { status.volume }
-        set {
-            status.volume = newValue
-            send(["volume": .double(Double(newValue))])
-        }
+        set { send(["volume": .double(Double(newValue))]) { $0.volume = newValue } }
     }
     public var isMuted: Bool {
         get { status.isMuted }
-        set {
-            status.isMuted = newValue
-            send(["muted": .bool(newValue)])
-        }
+        set { send(["muted": .bool(newValue)]) { $0.isMuted = newValue } }
     }
     public var audioOptions: [String] { status.audioOptions }
     public var selectedAudioOption: String? {
         get { status.selectedAudioOption }
-        set {
-            status.selectedAudioOption = newValue
-            send(["selectedAudioOption": newValue.map { .string($0) } ?? .null])
-        }
+        set { send(["selectedAudioOption": newValue.map { .string($0) } ?? .null]) { $0.selectedAudioOption = newValue } }
     }
     public var subtitleOptions: [String] { status.subtitleOptions }
     public var selectedSubtitleOption: String? {
         get { status.selectedSubtitleOption }
-        set {
-            status.selectedSubtitleOption = newValue
-            send(["selectedSubtitleOption": newValue.map { .string($0) } ?? .null])
-        }
+        set { send(["selectedSubtitleOption": newValue.map { .string($0) } ?? .null]) { $0.selectedSubtitleOption = newValue } }
     }
     public var metadata: AVInterfaceMetadata { status.metadata }
 
@@ -126,11 +110,14 @@ public final class AVSystemRoutePlaybackControl: AVInterfaceControllable {
 
     // MARK: Plumbing
 
-    private func send(_ change: JSONObject) {
+    /// Sends a command, and shows its value at once, unless the session ended (then the final
+    /// state stays as it was and the command fails with the reason).
+    private func send(_ change: JSONObject, showing local: (inout PlaybackStatus) -> Void) {
         if let endError {
             lastError = endError
             return
         }
+        local(&status)
         publish()
         commands.yield(.change(change))
     }

@@ -46,7 +46,7 @@ public final class AVSystemRouteSampleStream: Sendable {
     public func write(frame: UnsafeRawBufferPointer, timestamp: UInt64 = SampleRing.monotonicNow()) throws -> Bool {
         guard case .video = format else { throw mismatch("a video frame") }
         guard frame.count == format.frameBytes else {
-            throw AVSystemRoutingError(.protocolError, "an I420 frame for \(format) is \(format.frameBytes) bytes, not \(frame.count)")
+            throw AVSystemRoutingError(.invalidArgument, "an I420 frame for \(format) is \(format.frameBytes) bytes, not \(frame.count)")
         }
         return try write(frame, timestamp: timestamp)
     }
@@ -54,7 +54,7 @@ public final class AVSystemRouteSampleStream: Sendable {
     private func write(_ bytes: UnsafeRawBufferPointer, timestamp: UInt64) throws -> Bool {
         if let endReason { throw endReason }
         if format.isAudio, bytes.count % format.frameBytes != 0 {
-            throw AVSystemRoutingError(.protocolError, "write whole audio frames: \(bytes.count) bytes is not a multiple of \(format.frameBytes)")
+            throw AVSystemRoutingError(.invalidArgument, "write whole audio frames: \(bytes.count) bytes is not a multiple of \(format.frameBytes)")
         }
         switch try ring.write(bytes, timestamp: timestamp) {
         case .written: return true
@@ -65,7 +65,7 @@ public final class AVSystemRouteSampleStream: Sendable {
     }
 
     private func mismatch(_ what: String) -> AVSystemRoutingError {
-        AVSystemRoutingError(.protocolError, "stream \(identifier) carries \(format); it takes no \(what)")
+        AVSystemRoutingError(.invalidArgument, "stream \(identifier) carries \(format); it takes no \(what)")
     }
 
     /// Ends the stream: the driver stops reading and sending.
@@ -95,7 +95,7 @@ extension AVSystemRoute {
     /// Opens a stream of real-time audio (48 kHz stereo Float32 unless said otherwise) to the
     /// device. Fails, with the reason, on a device without `realtimeAudioStreaming`.
     public func startAudioStream(format: SampleFormat = .defaultAudio) async throws -> AVSystemRouteSampleStream {
-        guard format.isAudio else { throw AVSystemRoutingError(.protocolError, "startAudioStream needs an audio format, not \(format)") }
+        guard format.isAudio else { throw AVSystemRoutingError(.invalidArgument, "startAudioStream needs an audio format, not \(format)") }
         return try await startStream(format)
     }
 
@@ -116,8 +116,16 @@ extension AVSystemRoute {
         }
         let ring: SampleRing
         do {
-            ring = try SampleRing(memory: try response.descriptors.take(0), wakeup: try response.descriptors.take(1))
+            let memory = try response.descriptors.take(0)
+            let wakeup: Int32
+            do { wakeup = try response.descriptors.take(1) } catch {
+                close(memory)
+                throw error
+            }
+            ring = try SampleRing(memory: memory, wakeup: wakeup)  // closes both if it fails
         } catch {
+            // The daemon and the driver opened it: end it there too.
+            _ = try? await daemon.call("stream.stop", ["stream": .string(id)])
             throw AVSystemRoutingError(.protocolError, "the stream's ring is unusable: \(error)")
         }
         let stream = AVSystemRouteSampleStream(identifier: id, route: self, ring: ring, daemon: daemon)

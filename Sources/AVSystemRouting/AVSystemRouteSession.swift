@@ -13,6 +13,8 @@ public final class AVSystemRouteSession: Sendable {
     private struct State {
         weak var route: AVSystemRoute?
         var starting = false
+        /// The last `start()` failed: the session holds no place on its route (it may be started again).
+        var failed = false
         var media: AVSystemRouteMediaSession?
     }
     private let state = Mutex(State())
@@ -40,9 +42,18 @@ public final class AVSystemRouteSession: Sendable {
                 throw AVSystemRoutingError(.sessionAlreadyStarted, "this session was already started; create a new AVSystemRouteSession to play again")
             }
             state.starting = true
+            state.failed = false
             return route
         }
-        defer { state.withLock { $0.starting = false } }
+        do {
+            return try await start(on: route)
+        } catch {
+            state.withLock { $0.failed = true; $0.starting = false }
+            throw error
+        }
+    }
+
+    private func start(on route: AVSystemRoute) async throws -> AVSystemRouteMediaSession {
         guard route.isActive else {
             throw AVSystemRoutingError(.routeInactive, "the route to \(route.routeDisplayName) is no longer active")
         }
@@ -57,7 +68,7 @@ public final class AVSystemRouteSession: Sendable {
                                               state: object["playback"]?.objectValue ?? [:], daemon: route.daemon)
         route.registry.add(media)
         if id == route.identifier { route.setBusy(true) }
-        state.withLock { $0.media = media }
+        state.withLock { $0.media = media; $0.starting = false }
         return media
     }
 
@@ -73,8 +84,8 @@ public final class AVSystemRouteSession: Sendable {
         if media.identifier == media.route.identifier { media.route.setBusy(false) }
     }
 
-    /// Started and ended, or never going to start: it no longer occupies its route.
-    var isFinished: Bool { state.withLock { $0.media.map(\.hasEnded) ?? false } }
+    /// Started and ended, or its start failed: it no longer occupies its route.
+    var isFinished: Bool { state.withLock { $0.media.map(\.hasEnded) ?? $0.failed } }
 
     func claim(by route: AVSystemRoute) -> Bool {
         state.withLock { state in

@@ -20,6 +20,9 @@ public struct AVSystemRoutingError: Error, Sendable, Hashable, CustomStringConve
         case messageTooLarge = 2006
         /// The daemon answered something this library does not understand (a version mismatch).
         case protocolError = 2007
+        /// The app passed something the call cannot take (a wrong format, a partial frame); the
+        /// sentence says what.
+        case invalidArgument = 2008
     }
 
     public let code: Code

@@ -26,6 +26,10 @@ final class DaemonConnection: Sendable {
     private let link = Mutex(Link.down)
     /// Whether to keep reconnecting (an observer is registered).
     private let wanted = Atomic<Bool>(false)
+    /// Closed for good: a handshake that finishes after this is undone.
+    private let closed = Atomic<Bool>(false)
+    /// Why the last attempt failed, for requests made while the daemon is away.
+    private let lastFailure = Mutex<String?>(nil)
 
     static let notifications = ["route.activated", "route.deactivated", "route.updated", "session.state", "session.ended", "data.received", "stream.ended"]
     static let reconnectInterval: Duration = .seconds(1)
@@ -44,6 +48,11 @@ final class DaemonConnection: Sendable {
     /// False when nothing listens at the socket: the daemon is not running.
     func connect() -> Bool {
         wanted.store(true, ordering: .relaxed)
+        return attempt()
+    }
+
+    private func attempt() -> Bool {
+        guard !closed.load(ordering: .acquiring) else { return false }
         let start = link.withLock { link -> Bool in
             if case .down = link {
                 link = .connecting([])
@@ -56,6 +65,7 @@ final class DaemonConnection: Sendable {
         do {
             fd = try UnixSocket.connect(path: socketPath)
         } catch {
+            lastFailure.withLock { $0 = "mediarouted is not running (nothing listens on \(socketPath))" }
             finishConnecting(nil)
             return false
         }
@@ -69,6 +79,7 @@ final class DaemonConnection: Sendable {
     /// Closes the connection for good; `inbound` ends after its last `.disconnected`.
     func close() async {
         wanted.store(false, ordering: .relaxed)
+        closed.store(true, ordering: .releasing)
         let connection = link.withLock { link -> Connection? in
             if case .up(let connection) = link { return connection }
             return nil
@@ -90,9 +101,18 @@ final class DaemonConnection: Sendable {
             connection = try await Connection.open(socket: fd, hello: hello, side: .initiator(),
                                                    configuration: ConnectionConfiguration(label: "mediarouted"), handlers: handlers)
         } catch {
+            let reason = "mediarouted refused the connection: \(error)"
+            lastFailure.withLock { $0 = reason }
             finishConnecting(nil)
-            continuation.yield(.disconnected(reason: "mediarouted refused the connection: \(error)"))
+            continuation.yield(.disconnected(reason: reason))
             scheduleReconnect()
+            return
+        }
+        if closed.load(ordering: .acquiring) {
+            // close() came during the handshake: nobody is left to read this connection.
+            finishConnecting(nil)
+            await connection.close()
+            continuation.finish()
             return
         }
         continuation.yield(.connected)
@@ -114,9 +134,9 @@ final class DaemonConnection: Sendable {
 
     private func scheduleReconnect() {
         Task {
-            while wanted.load(ordering: .relaxed) {
+            while wanted.load(ordering: .relaxed), !closed.load(ordering: .acquiring) {
                 try? await Task.sleep(for: Self.reconnectInterval)
-                if wanted.load(ordering: .relaxed), connect() { return }
+                if wanted.load(ordering: .relaxed), attempt() { return }
             }
         }
     }
@@ -147,7 +167,7 @@ final class DaemonConnection: Sendable {
     /// The same, with the descriptors that came with the answer.
     func request(_ method: String, _ params: JSONObject) async throws -> RPCResponse {
         guard let connection = await current() else {
-            throw AVSystemRoutingError(.unavailable, "mediarouted is not running (nothing listens on \(socketPath))")
+            throw AVSystemRoutingError(.unavailable, lastFailure.withLock { $0 } ?? "mediarouted is not running (nothing listens on \(socketPath))")
         }
         do {
             return try await connection.request(method, params)

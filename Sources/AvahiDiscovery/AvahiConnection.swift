@@ -28,7 +28,7 @@ public final class AvahiConnection: @unchecked Sendable {
     private var client: OpaquePointer?
     private(set) var state = State.unavailable("not connected yet")
     private var users: [ObjectIdentifier: AvahiClientUser] = [:]
-    private var retry: OpaquePointer?
+    private var retry: AvahiTimer?
 
     /// How long to wait before trying again when the D-Bus bus itself is unreachable.
     static let retryMilliseconds: UInt32 = 1000
@@ -53,7 +53,7 @@ public final class AvahiConnection: @unchecked Sendable {
         avahi_threaded_poll_stop(poll)
         for user in users.values { user.clientLost() }
         users.removeAll()
-        if let retry { avahi_threaded_poll_get(poll).pointee.timeout_free(retry) }
+        retry = nil
         if let client { avahi_client_free(client) }
         client = nil
         avahi_threaded_poll_free(poll)
@@ -72,6 +72,11 @@ public final class AvahiConnection: @unchecked Sendable {
             users[ObjectIdentifier(user)] = user
             if case .running = state, let client { user.clientRunning(client) }
         }
+    }
+
+    /// Runs `action` on Avahi's thread after `milliseconds`; call with the lock held.
+    func timer(after milliseconds: UInt32, _ action: @escaping () -> Void) -> AvahiTimer {
+        AvahiTimer(on: avahi_threaded_poll_get(poll), after: milliseconds, action)
     }
 
     func remove(_ user: AvahiClientUser) {
@@ -126,16 +131,10 @@ public final class AvahiConnection: @unchecked Sendable {
 
     private func scheduleReconnect() {
         guard retry == nil else { return }
-        let api = avahi_threaded_poll_get(poll)!
-        var when = timeval()
-        avahi_elapse_time(&when, Self.retryMilliseconds, 0)
-        retry = api.pointee.timeout_new(api, &when, { _, context in
-            AvahiCallbackScope.run { Unmanaged<AvahiConnection>.fromOpaque(context!).takeUnretainedValue().reconnect() }
-        }, Unmanaged.passUnretained(self).toOpaque())
+        retry = timer(after: Self.retryMilliseconds) { [unowned self] in reconnect() }
     }
 
     private func reconnect() {
-        if let retry { avahi_threaded_poll_get(poll).pointee.timeout_free(retry) }
         retry = nil
         if let client { avahi_client_free(client) }
         client = nil

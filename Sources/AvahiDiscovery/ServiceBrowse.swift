@@ -23,6 +23,11 @@ public final class ServiceBrowse: AvahiClientUser, @unchecked Sendable {
     private var browser: OpaquePointer?
     private var resolvers: [ResolvedService.Instance: OpaquePointer] = [:]
     private var resolved: [ResolvedService.Instance: ResolvedService] = [:]
+    /// Instances the browser reported and has not withdrawn, and retries of their failed resolvers.
+    private var announced = Set<ResolvedService.Instance>()
+    private var retries: [ResolvedService.Instance: AvahiTimer] = [:]
+    /// How long after a failed resolve to try again: Avahi does not announce the instance twice.
+    static let resolveRetryMilliseconds: UInt32 = 2000
     private var cancelled = false
 
     /// Starts browsing for `type` (e.g. `_mediaroute._tcp`) on IPv4, on every interface.
@@ -54,6 +59,8 @@ public final class ServiceBrowse: AvahiClientUser, @unchecked Sendable {
     func clientLost() {
         resolvers.values.forEach { avahi_service_resolver_free($0) }
         resolvers.removeAll()
+        retries.removeAll()
+        announced.removeAll()
         if let browser { avahi_service_browser_free(browser) }
         browser = nil
         let gone = resolved.keys
@@ -67,22 +74,13 @@ public final class ServiceBrowse: AvahiClientUser, @unchecked Sendable {
         case AVAHI_BROWSER_NEW:
             guard let name, let type, let domain, let browser else { return }
             let instance = ResolvedService.Instance(name: String(cString: name), type: String(cString: type), domain: String(cString: domain), interface: interface)
-            guard resolvers[instance] == nil else { return }
-            let client = avahi_service_browser_get_client(browser)
-            let resolver = avahi_service_resolver_new(client, interface, ipv4, name, type, domain,
-                                                      ipv4, AvahiLookupFlags(rawValue: 0),
-                                                      { _, interface, _, event, name, type, domain, host, address, port, txt, _, context in
-                AvahiCallbackScope.run {
-                    let browse = Unmanaged<ServiceBrowse>.fromOpaque(context!).takeUnretainedValue()
-                    browse.resolved(event, interface: interface, name: name, type: type, domain: domain, host: host, address: address, port: port, txt: txt)
-                }
-            }, Unmanaged.passUnretained(self).toOpaque())
-            if let resolver { resolvers[instance] = resolver } else {
-                handler(.failed(AvahiError("cannot resolve \(instance.name)", code: avahi_client_errno(client)).message))
-            }
+            announced.insert(instance)
+            resolve(instance, client: avahi_service_browser_get_client(browser))
         case AVAHI_BROWSER_REMOVE:
             guard let name, let type, let domain else { return }
             let instance = ResolvedService.Instance(name: String(cString: name), type: String(cString: type), domain: String(cString: domain), interface: interface)
+            announced.remove(instance)
+            retries[instance] = nil
             if let resolver = resolvers.removeValue(forKey: instance) { avahi_service_resolver_free(resolver) }
             if resolved.removeValue(forKey: instance) != nil { handler(.lost(instance)) }
         case AVAHI_BROWSER_FAILURE:
@@ -95,15 +93,43 @@ public final class ServiceBrowse: AvahiClientUser, @unchecked Sendable {
         }
     }
 
+    /// Starts the long-lived resolver of an announced instance.
+    private func resolve(_ instance: ResolvedService.Instance, client: OpaquePointer?) {
+        guard resolvers[instance] == nil, !cancelled else { return }
+        let resolver = avahi_service_resolver_new(client, instance.interface, ipv4, instance.name, instance.type, instance.domain,
+                                                  ipv4, AvahiLookupFlags(rawValue: 0),
+                                                  { _, interface, _, event, name, type, domain, host, address, port, txt, _, context in
+            AvahiCallbackScope.run {
+                let browse = Unmanaged<ServiceBrowse>.fromOpaque(context!).takeUnretainedValue()
+                browse.resolved(event, interface: interface, name: name, type: type, domain: domain, host: host, address: address, port: port, txt: txt)
+            }
+        }, Unmanaged.passUnretained(self).toOpaque())
+        if let resolver { resolvers[instance] = resolver } else {
+            handler(.failed(AvahiError("cannot resolve \(instance.name)", code: avahi_client_errno(client)).message))
+            retryResolving(instance)
+        }
+    }
+
+    private func retryResolving(_ instance: ResolvedService.Instance) {
+        guard let browser, announced.contains(instance) else { return }
+        let client = avahi_service_browser_get_client(browser)
+        retries[instance] = connection.timer(after: Self.resolveRetryMilliseconds) { [unowned self] in
+            retries[instance] = nil
+            if announced.contains(instance) { resolve(instance, client: client) }
+        }
+    }
+
     private func resolved(_ event: AvahiResolverEvent, interface: AvahiIfIndex, name: UnsafePointer<CChar>?, type: UnsafePointer<CChar>?,
                           domain: UnsafePointer<CChar>?, host: UnsafePointer<CChar>?, address: UnsafePointer<AvahiAddress>?, port: UInt16,
                           txt: UnsafeMutablePointer<AvahiStringList>?) {
         guard let name, let type, let domain else { return }
         let instance = ResolvedService.Instance(name: String(cString: name), type: String(cString: type), domain: String(cString: domain), interface: interface)
         guard event == AVAHI_RESOLVER_FOUND, let address else {
-            // A resolver that fails is retried when the instance is announced again.
+            // A resolver that fails (the host stopped answering) is freed and, while the instance is
+            // still announced, made again after a pause.
             if let resolver = resolvers.removeValue(forKey: instance) { avahi_service_resolver_free(resolver) }
             if resolved.removeValue(forKey: instance) != nil { handler(.lost(instance)) }
+            retryResolving(instance)
             return
         }
         var text = [CChar](repeating: 0, count: Int(AVAHI_ADDRESS_STR_MAX))

@@ -62,14 +62,28 @@ int cbb_opus_udp_latency(int count, uint64_t *latency_ns) {
     int receiver = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), sender = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     struct sockaddr_in address = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
     socklen_t length = sizeof address;
-    if (receiver < 0 || sender < 0 || bind(receiver, (struct sockaddr *)&address, sizeof address) != 0 ||
-        getsockname(receiver, (struct sockaddr *)&address, &length) != 0 || connect(sender, (struct sockaddr *)&address, sizeof address) != 0) return -1;
-    struct udp_reader reader = { receiver, count, latency_ns, 0 };
-    pthread_t thread;
-    if (pthread_create(&thread, NULL, read_and_decode, &reader) != 0) return -1;
+    struct timeval patience = { .tv_sec = 2 };  /* a lost datagram ends the run instead of hanging it */
     int error = 0;
     OpusEncoder *encoder = opus_encoder_create(48000, 2, OPUS_APPLICATION_RESTRICTED_LOWDELAY, &error);
+    if (receiver < 0 || sender < 0 || !encoder || bind(receiver, (struct sockaddr *)&address, sizeof address) != 0 ||
+        getsockname(receiver, (struct sockaddr *)&address, &length) != 0 || connect(sender, (struct sockaddr *)&address, sizeof address) != 0 ||
+        setsockopt(receiver, SOL_SOCKET, SO_RCVTIMEO, &patience, sizeof patience) != 0) {
+        if (encoder) opus_encoder_destroy(encoder);
+        if (receiver >= 0) close(receiver);
+        if (sender >= 0) close(sender);
+        return -1;
+    }
+    struct udp_reader reader = { receiver, count, latency_ns, 0 };
+    pthread_t thread;
+    if (pthread_create(&thread, NULL, read_and_decode, &reader) != 0) {
+        opus_encoder_destroy(encoder);
+        close(receiver);
+        close(sender);
+        return -1;
+    }
+    /* The driver's settings: 128 kbit/s, 20 ms, complexity 10. */
     opus_encoder_ctl(encoder, OPUS_SET_BITRATE(128000));
+    opus_encoder_ctl(encoder, OPUS_SET_COMPLEXITY(10));
     float pcm[960 * 2];
     for (int i = 0; i < 960 * 2; i++) pcm[i] = (i / 2 % 48) < 24 ? 0.5f : -0.5f;
     unsigned char datagram[4100];

@@ -25,7 +25,7 @@ int clh_seal_size(int fd) { return fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL
 
 int clh_size_is_sealed(int fd) {
     int seals = fcntl(fd, F_GET_SEALS);
-    return seals >= 0 && (seals & F_SEAL_SHRINK) && (seals & F_SEAL_GROW);
+    return seals >= 0 && (seals & F_SEAL_SHRINK) && (seals & F_SEAL_GROW) && (seals & F_SEAL_SEAL);
 }
 
 int clh_accept(int fd) { return accept4(fd, NULL, NULL, SOCK_CLOEXEC); }

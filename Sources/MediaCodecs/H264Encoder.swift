@@ -60,7 +60,7 @@ public final class H264Encoder {
             parameters.rc.i_rc_method = X264_RC_ABR
             parameters.rc.i_bitrate = Int32(kbps)
             parameters.rc.i_vbv_max_bitrate = Int32(kbps)
-            parameters.rc.i_vbv_buffer_size = Int32(kbps / max(settings.frameRate, 1) * 2)
+            parameters.rc.i_vbv_buffer_size = Int32(max(kbps * 2 / max(settings.frameRate, 1), 1))  // two frames' worth
         }
         guard let encoder = cx264_encoder_open(&parameters) else {
             throw CodecError("x264 refused to encode \(settings.width)x\(settings.height) at \(settings.frameRate) fps (dimensions must be even and positive)")

@@ -22,6 +22,8 @@ public final class OpusDecoder {
     /// Decodes `packet` into `pcm` (room for `frameSize` × `channels` samples); a nil packet
     /// conceals one lost frame of `frameSize`. Returns the samples per channel decoded.
     public func decode(_ packet: UnsafeRawBufferPointer?, into pcm: UnsafeMutablePointer<Float>, frameSize: Int) throws(CodecError) -> Int {
+        // libopus reads an empty packet as a lost one: concealment only when the caller means it.
+        if let packet, packet.isEmpty { throw CodecError("an Opus packet of 0 bytes is not a frame") }
         let n = opus_decode_float(decoder, packet?.baseAddress?.assumingMemoryBound(to: UInt8.self), Int32(packet?.count ?? 0), pcm, Int32(frameSize), 0)
         guard n >= 0 else { throw CodecError("libopus could not decode a packet of \(packet?.count ?? 0) bytes: \(String(cString: opus_strerror(n)))") }
         return Int(n)

@@ -30,8 +30,11 @@ public final class OpusRTPEncoder {
     public func add(_ samples: UnsafeRawBufferPointer, send: (UnsafeRawBufferPointer) -> Void) throws(CodecError) -> Int {
         pending.append(contentsOf: samples)
         var offset = 0, sent = 0
+        defer { pending.removeFirst(offset) }
         while pending.count - offset >= frameBytes {
             let size: Int
+            // Consumed even when it fails to encode: a bad frame is dropped, never sent twice.
+            defer { offset += frameBytes }
             do {
                 size = try pending.withUnsafeBytes { source in
                     try packet.withUnsafeMutableBytes { out in
@@ -53,9 +56,7 @@ public final class OpusRTPEncoder {
             }
             header.advance(by: ticks)
             sent += RTPPacket.headerSize + size
-            offset += frameBytes
         }
-        pending.removeFirst(offset)
         return sent
     }
 }

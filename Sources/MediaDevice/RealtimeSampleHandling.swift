@@ -42,10 +42,13 @@ public final class RealtimeSampleStream: Sendable {
 
 extension MediaDeviceRoutingManager {
     /// A stream cannot go on (the device refused it, the encoder failed): the app writing it is
-    /// told why, and its writes fail from then on. Callable from any thread.
+    /// told why, and its writes fail from then on. The stream then closes here too, as if stopped
+    /// (`stopRealtimeSampleDelivery`). Callable from any thread.
     public func sampleStreamFailed(_ stream: RealtimeSampleStream, error: any Error) {
         post(DriverMethod.streamFailed, ["session": .string(stream.session.id), "stream": .string(stream.identifier),
                                          "error": Self.deviceError(error, default: .sessionFailed).json])
+        let identifier = stream.identifier
+        Task { @MainActor in DriverRuntime.closeStreams { $0.identifier == identifier } }
     }
 
     /// The sample streams open for `session`, oldest first.

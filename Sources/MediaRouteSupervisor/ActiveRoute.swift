@@ -10,7 +10,7 @@ final class ActiveRoute: @unchecked Sendable {
     /// Replaced when the driver reports new properties for the device.
     var device: MediaOutputDevice
     /// The connection that activated it (an app), if it is still there; nil for the operator's routes.
-    let owner: ObjectIdentifier?
+    let owner: ClientID?
     /// Whether the driver runs several sessions at once: a second media session on this device then
     /// gets an activation of its own (a child route) instead of being refused.
     let simultaneousSessions: Bool
@@ -24,16 +24,16 @@ final class ActiveRoute: @unchecked Sendable {
     /// The driver's latest playback state while a session plays.
     var playback: JSONObject?
     /// The app that started the session, which alone sees its state and its data.
-    var mediaOwner: ObjectIdentifier?
+    var mediaOwner: ClientID?
     /// A session start is in progress: the route is taken.
     var isStartingSession = false
 
     var volume: Double?
     var muted: Bool?
     /// Real-time sample streams open on the route, by id, with the connection that opened each.
-    var streams: [String: (format: SampleFormat, owner: ObjectIdentifier)] = [:]
+    var streams: [String: (format: SampleFormat, owner: ClientID)] = [:]
 
-    init(session: MediaOutputSession, record: DriverRecord, device: MediaOutputDevice, owner: ObjectIdentifier?,
+    init(session: MediaOutputSession, record: DriverRecord, device: MediaOutputDevice, owner: ClientID?,
          simultaneousSessions: Bool, parent: String? = nil) {
         self.session = session
         self.record = record

@@ -5,12 +5,12 @@ import MediaRouteIPC
 /// the device) and the protocols it declared (its MDESupportedProtocols). An app sees and uses only
 /// routes of those protocols, and only its own sessions.
 struct AppIdentity: Sendable {
-    let id: ObjectIdentifier
+    let id: ClientID
     let applicationIdentifier: String
     let supportedProtocols: Set<String>
 
     /// Reads the identity an app gives in `hello`; the error names the member that is wrong.
-    init(id: ObjectIdentifier, hello: Hello) throws(RPCError) {
+    init(id: ClientID, hello: Hello) throws(RPCError) {
         self.id = id
         let identity = hello.identity
         guard let application = identity["applicationIdentifier"]?.stringValue ?? identity["name"]?.stringValue,

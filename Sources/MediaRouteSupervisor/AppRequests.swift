@@ -48,7 +48,7 @@ enum AppRequests {
 
     /// Sends a client the events that are its business, from now until `unsubscribe`: the end of
     /// streams it opened, and for an app the route events of its protocols and its own sessions.
-    static func forwardEvents(to connection: Connection, client: ObjectIdentifier, app: AppIdentity?, supervisor: Supervisor) async -> Int {
+    static func forwardEvents(to connection: Connection, client: ClientID, app: AppIdentity?, supervisor: Supervisor) async -> Int {
         await supervisor.subscribe { event in
             if case .streamEnded(let stream, let owner, let error) = event, owner == client {
                 connection.post("stream.ended", ["stream": .string(stream), "error": error])

@@ -41,7 +41,7 @@ final class ControlClient: Sendable {
     /// Set during the handshake when the client is an app; nil for the operator's CLI.
     let app = Mutex<AppIdentity?>(nil)
 
-    var id: ObjectIdentifier { ObjectIdentifier(self) }
+    let id = ClientID.next()
 
     static func serve(socket: Int32, pid: pid_t, context: ControlContext) async {
         let client = ControlClient()
@@ -55,6 +55,8 @@ final class ControlClient: Sendable {
         ControlRequests.register(in: &handlers, client: client, context: context)
         AppRequests.register(in: &handlers, client: client, context: context)
         StreamRequests.register(in: &handlers, client: client, context: context)
+        // Known before its first request can arrive (right after the handshake).
+        await context.supervisor.clientConnected(client.id)
         let connection: Connection
         do {
             connection = try await Connection.open(socket: socket, hello: Hello(role: .supervisor, name: "mediarouted"),
@@ -62,6 +64,7 @@ final class ControlClient: Sendable {
                                                    configuration: configuration, handlers: handlers)
         } catch {
             context.logger.notice("client (pid \(pid)) did not connect: \(error)")
+            await context.supervisor.clientLeft(client.id, name: "client (pid \(pid))")
             return
         }
         let app = client.app.withLock { $0 }
@@ -69,8 +72,7 @@ final class ControlClient: Sendable {
         _ = await connection.waitUntilClosed()
         await context.supervisor.unsubscribe(subscription)
         for picker in client.pickers.withLock({ $0 }) { await context.supervisor.closePicker(picker) }
-        await context.supervisor.stopStreams(ownedBy: client.id)
-        if let app { await context.supervisor.clientLeft(client.id, name: "app \(app.applicationIdentifier)") }
+        await context.supervisor.clientLeft(client.id, name: app.map { "app \($0.applicationIdentifier)" } ?? "the operator's CLI")
     }
 }
 

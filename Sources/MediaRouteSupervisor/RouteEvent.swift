@@ -21,12 +21,12 @@ enum RouteEvent: Sendable {
     /// Volume, device description, or whether a session plays on it.
     case updated(route: JSONValue, protocolID: String)
     /// A media session's playback state, for the app that started it.
-    case playback(session: String, owner: ObjectIdentifier, state: JSONObject)
+    case playback(session: String, owner: ClientID, state: JSONObject)
     /// A media session ended without its app asking (route gone, driver failed, device error).
-    case sessionEnded(session: String, owner: ObjectIdentifier, state: JSONObject, error: JSONValue)
+    case sessionEnded(session: String, owner: ClientID, state: JSONObject, error: JSONValue)
     /// A sample stream ended without its opener asking (its route or driver went away).
-    case streamEnded(stream: String, owner: ObjectIdentifier, error: JSONValue)
+    case streamEnded(stream: String, owner: ClientID, error: JSONValue)
     /// Data from the device's `application` on `session`: for the session's app when `sessionOwner`
     /// is set, else for the route-level channel (of `route`) of the app whose identifier is `application`.
-    case data(route: String, session: String, protocolID: String, application: String, sessionOwner: ObjectIdentifier?, bytes: [UInt8])
+    case data(route: String, session: String, protocolID: String, application: String, sessionOwner: ClientID?, bytes: [UInt8])
 }

@@ -17,6 +17,7 @@ enum StreamRequests {
                 let descriptors = [fcntl(ring.memoryFD, F_DUPFD_CLOEXEC, 0), fcntl(ring.wakeupFD, F_DUPFD_CLOEXEC, 0)]
                 guard !descriptors.contains(-1) else {
                     descriptors.filter { $0 >= 0 }.forEach { close($0) }
+                    if let stream = description.objectValue?["stream"]?.stringValue { try? await supervisor.stopStream(stream, owner: client.id) }
                     throw MediaDeviceError(.sessionFailed, "cannot pass the sample ring: out of file descriptors")
                 }
                 var result = description.objectValue ?? [:]

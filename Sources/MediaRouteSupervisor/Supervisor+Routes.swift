@@ -11,15 +11,22 @@ extension Supervisor {
     /// The largest data-channel message, in bytes (base64 on the wire stays far under the frame limit).
     public static let maximumDataMessage = 1 << 20
 
-    /// Finds a picker entry by name (case- and space-insensitive) or a device by id.
-    func resolve(_ device: String, protocolID: String?) throws -> (DriverRecord, MediaOutputDevice) {
+    /// Finds a picker entry by name (case- and space-insensitive) or a device by id. Without a
+    /// protocol, the preferred one, or for an app (`permitted`) the first it declared.
+    func resolve(_ device: String, protocolID: String?, permitted: ((String) -> Bool)? = nil) throws -> (DriverRecord, MediaOutputDevice) {
         let key = PickerEntry.key(device)
         let entry = pickerEntries().first { PickerEntry.key($0.name) == key }
             ?? pickerEntries().first { $0.routes.contains { $0.device.id == device } }
         guard let entry else {
             throw MediaDeviceError(.deviceNotFound, "no device \"\(device)\" is in the picker; run `mediaroute devices` to discover devices")
         }
-        let wanted = protocolID ?? entry.preferredProtocol
+        var wanted = protocolID ?? entry.preferredProtocol
+        if let permitted, protocolID == nil, !permitted(wanted) {
+            guard let usable = entry.routes.map(\.protocolID).first(where: permitted) else {
+                throw MediaDeviceError(.unsupported, "\"\(entry.name)\" is reachable only through \(entry.routes.map(\.protocolID).joined(separator: ", ")), none of which this app declared")
+            }
+            wanted = usable
+        }
         guard let route = entry.routes.first(where: { $0.protocolID == wanted || $0.device.id == device && protocolID == nil }) else {
             throw MediaDeviceError(.unsupported, "\"\(entry.name)\" is not reachable through \(wanted); it is through \(entry.routes.map(\.protocolID).joined(separator: ", "))")
         }
@@ -39,9 +46,16 @@ extension Supervisor {
 
     /// Activates a device, asking `pairing` for a code when the driver wants one (nil: cancelled).
     /// Returns the active route; activating an active device returns its route.
-    public func activate(_ device: String, protocolID: String? = nil, owner: ObjectIdentifier? = nil,
+    public func activate(_ device: String, protocolID: String? = nil,
                          pairing: @escaping @Sendable (PairingRequest) async -> String?) async throws -> JSONValue {
-        let (record, target) = try resolve(device, protocolID: protocolID)
+        try await activate(device, protocolID: protocolID, app: nil, owner: nil, pairing: pairing)
+    }
+
+    /// For a client: `owner` is whoever activates (the route ends when it disconnects); an app may
+    /// only reach the device through a protocol it declared.
+    func activate(_ device: String, protocolID: String?, app: AppIdentity?, owner: ClientID?,
+                  pairing: @escaping @Sendable (PairingRequest) async -> String?) async throws -> JSONValue {
+        let (record, target) = try resolve(device, protocolID: protocolID, permitted: app.map { app in { app.mayUse(protocol: $0) } })
         if let existing = routes.values.first(where: { $0.parent == nil && $0.record === record && $0.device.id == target.id }) { return existing.json }
         let process = try await ensureRunning(record)
         if !process.supportsSimultaneousSessions, let busy = routes.values.first(where: { $0.record === record }) {
@@ -52,7 +66,7 @@ extension Supervisor {
 
     /// One activation through the driver, with the pairing dialogue it asks for; the new route is
     /// registered and, unless it is a child route, announced to apps.
-    private func openRoute(_ record: DriverRecord, _ target: MediaOutputDevice, owner: ObjectIdentifier?, simultaneous: Bool, parent: String?,
+    private func openRoute(_ record: DriverRecord, _ target: MediaOutputDevice, owner: ClientID?, simultaneous: Bool, parent: String?,
                            pairing: @escaping @Sendable (PairingRequest) async -> String?) async throws -> ActiveRoute {
         let session = MediaOutputSession(id: makeSessionID())
         let mailbox = SessionMailbox(record: record)
@@ -67,6 +81,15 @@ extension Supervisor {
         while true {
             switch await mailbox.next() {
             case .activated:
+                // Whoever asked may have gone while the driver worked: nothing may be left in their name.
+                if let owner, !clients.contains(owner) {
+                    tellDriver(record, DriverMethod.deactivate, ["device": target.json, "session": .string(session.id)])
+                    throw MediaDeviceError(.connectionFailed, "the client that asked to activate \(target.displayName) disconnected")
+                }
+                if let parent, routes[parent] == nil {
+                    tellDriver(record, DriverMethod.deactivate, ["device": target.json, "session": .string(session.id)])
+                    throw MediaDeviceError(.connectionFailed, "the route to \(target.displayName) ended while a session's own activation was opening")
+                }
                 let route = ActiveRoute(session: session, record: record, device: target, owner: owner, simultaneousSessions: simultaneous, parent: parent)
                 routes[session.id] = route
                 record.cancelIdleTimer(loop)
@@ -86,10 +109,10 @@ extension Supervisor {
         }
     }
 
-    /// Ends a route on someone's request: the operator's, or the app that activated it.
-    public func deactivate(_ device: String, by who: String = "the operator") async throws {
+    /// Ends a route on the operator's request.
+    public func deactivate(_ device: String) async throws {
         let route = try activeRoute(device)
-        await endRoute(route, reason: .override, message: "deactivated by \(who)")
+        await endRoute(route, reason: .override, message: "deactivated by the operator")
     }
 
     /// Ends a route (and the child routes beside it): apps are told at once, then the driver is asked
@@ -97,13 +120,22 @@ extension Supervisor {
     func endRoute(_ route: ActiveRoute, reason: RouteChangeReason, message: String) async {
         let ended = detach(route, reason: reason, message: message)
         guard case .running = route.record.phase else { return }
-        for (gone, wasPlaying) in ended {
-            if wasPlaying && reason == .oldDeviceUnavailable {
-                _ = try? await call(gone.record, DriverMethod.setPlayback, ["session": .string(gone.session.id), "changes": ["isPlaying": false]])
+        // In a task of its own: a request of a client that just disconnected is cancelled, and the
+        // driver must hear of the end all the same.
+        await Task {
+            for (gone, wasPlaying) in ended {
+                if wasPlaying && reason == .oldDeviceUnavailable {
+                    _ = try? await self.call(gone.record, DriverMethod.setPlayback, ["session": .string(gone.session.id), "changes": ["isPlaying": false]])
+                }
+                _ = try? await self.call(gone.record, DriverMethod.deactivate, ["device": gone.device.json, "session": .string(gone.session.id)])
             }
-            _ = try? await call(gone.record, DriverMethod.deactivate, ["device": gone.device.json, "session": .string(gone.session.id)])
-        }
-        scheduleIdleExit(route.record)
+            self.scheduleIdleExit(route.record)
+        }.value
+    }
+
+    /// Tells a driver something whatever becomes of the request that led to it (it may be cancelled).
+    func tellDriver(_ record: DriverRecord, _ method: String, _ params: JSONObject) {
+        Task { _ = try? await self.call(record, method, params) }
     }
 
     /// Removes a route and its children from the supervisor's books and tells apps, without talking
@@ -201,12 +233,15 @@ extension Supervisor {
         }
     }
 
-    private func play(on route: ActiveRoute, url: String, application: String?, owner: ObjectIdentifier?) async throws -> ActiveRoute {
+    private func play(on route: ActiveRoute, url: String, application: String?, owner: ClientID?) async throws -> ActiveRoute {
         guard let parsed = URL(string: url), let scheme = parsed.scheme, ["http", "https", "file", "rtsp"].contains(scheme.lowercased()) else {
             throw MediaDeviceError(.sessionFailed, "\"\(url)\" is not a URL a device can play (http, https, rtsp or file)")
         }
         guard route.device.capabilities.contains(.urlPlayback) else {
             throw MediaDeviceError(.unsupported, "\(route.device.displayName) cannot play URLs (its capabilities: \(route.device.capabilities.names.joined(separator: ", ")))")
+        }
+        guard !route.isStartingSession else {
+            throw MediaDeviceError(.busy, "a session is starting on \(route.device.displayName); try again when it has")
         }
         // The operator may replace what plays; the app whose session that was is told it ended.
         endMediaSession(on: route, error: MediaDeviceError(.sessionFailed, "another session replaced it on \(route.device.displayName)"))
@@ -227,6 +262,10 @@ extension Supervisor {
             case .started(let app, let state):
                 guard routes[route.session.id] === route else {
                     throw MediaDeviceError(.connectionFailed, "the route to \(route.device.displayName) ended while the session was starting")
+                }
+                if let owner, !clients.contains(owner) {
+                    tellDriver(route.record, DriverMethod.stopSession, ["session": .string(route.session.id)])
+                    throw MediaDeviceError(.connectionFailed, "the app that started the session on \(route.device.displayName) disconnected")
                 }
                 route.application = app
                 route.url = url
@@ -298,10 +337,14 @@ extension Supervisor {
     func sessionFailedLater(_ session: String, _ error: MediaDeviceError) {
         guard let route = routes[session], route.playback != nil else { return }
         logger.error("session on \(route.device.displayName) (\(session)) failed: \(error.message)")
-        route.playback?["state"] = .string("failed")
+        route.playback?["state"] = .string("failed")  // the state the session's app is told it ended in
         route.playback?["isPlaying"] = .bool(false)
         endMediaSession(on: route, error: error)
-        if route.parent == nil { publish(.updated(route: route.json, protocolID: route.record.id)) }
+        if route.parent == nil {
+            publish(.updated(route: route.json, protocolID: route.record.id))
+        } else {
+            Task { await self.endRoute(route, reason: .override, message: "its session failed") }  // a session's own activation ends with it
+        }
     }
 
     // MARK: Volume and data
@@ -379,9 +422,9 @@ extension Supervisor {
     /// Data a device's application sent: for the app whose session it belongs to, else for the
     /// route-level channel of the app the device named.
     func dataFromDevice(_ bytes: [UInt8], session: String, application: String, record: DriverRecord) throws(RPCError) {
-        guard let route = routes[session], route.record === record else {
-            throw .invalidParams("sent data for session \(session), which is not one of its routes")
-        }
+        // A route that just ended is dropped quietly: the driver may not have heard of it yet.
+        guard let route = routes[session] else { return }
+        guard route.record === record else { throw .invalidParams("sent data for session \(session), which is another driver's route") }
         let sessionOwner = route.playback != nil && route.application == application ? route.mediaOwner : nil
         publish(.data(route: route.parent ?? route.session.id, session: route.session.id, protocolID: record.id, application: application,
                       sessionOwner: sessionOwner, bytes: bytes))
@@ -396,8 +439,13 @@ extension Supervisor {
         routes.values.filter { $0.parent == nil && app.mayUse(protocol: $0.record.id) }.sorted { $0.session.id < $1.session.id }.map(\.json)
     }
 
-    /// A connection went away: the routes it activated end, and so do the sessions it started.
-    func clientLeft(_ owner: ObjectIdentifier, name: String) async {
+    func clientConnected(_ client: ClientID) { clients.insert(client) }
+
+    /// A connection went away: its streams stop, the routes it activated end, and so do the
+    /// sessions it started.
+    func clientLeft(_ owner: ClientID, name: String) async {
+        clients.remove(owner)
+        await stopStreams(ownedBy: owner)
         for route in routes.values where route.owner == owner && route.parent == nil {
             await endRoute(route, reason: .override, message: "\(name), which activated it, disconnected")
         }

@@ -2,13 +2,13 @@ import MediaDevice
 import MediaRouteIPC
 
 /// Real-time sample streams: the supervisor makes each stream's ring and hands one end to the app
-/// (the producer) and the other to the driver (the consumer), then lets go of it. It never maps
-/// the samples, let alone copies them.
+/// (the producer) and the other to the driver (the consumer), then lets go of it. It writes the
+/// ring's header and never reads or copies the samples.
 extension Supervisor {
     /// Opens a stream of `format` to the device of `route` (a route's session id, or for the
     /// operator a device name). Returns the stream's description and the ring's memfd and eventfd.
-    func startStream(on route: String, format: SampleFormat, owner: ObjectIdentifier, app: AppIdentity?) async throws -> (JSONValue, SampleRing) {
-        let route = try activeRoute(route)
+    func startStream(on route: String, format: SampleFormat, owner: ClientID, app: AppIdentity?) async throws -> (JSONValue, SampleRing) {
+        let route = try app == nil ? activeRoute(route) : appRoute(route)
         if let app { try app.check(route) }
         if let problem = format.problem { throw MediaDeviceError(.unsupported, "cannot stream \(format): \(problem)") }
         let needed: MediaOutputDevice.Capabilities = format.isAudio ? .realtimeAudioStreaming : .realtimeVideoStreaming
@@ -26,25 +26,47 @@ extension Supervisor {
             throw MediaDeviceError(.sessionFailed, "cannot make a sample ring: \(error.message)")
         }
         let stream = makeStreamID()
-        _ = try await call(route.record, DriverMethod.startStream, ["session": .string(route.session.id), "stream": .string(stream), "format": format.json],
-                           descriptors: [ring.memoryFD, ring.wakeupFD])
-        guard routes[route.session.id] === route else {
-            throw MediaDeviceError(.connectionFailed, "the route to \(route.device.displayName) ended while the stream was opening")
-        }
+        // Recorded before the driver hears of it: whatever ends it from now on (the route, the
+        // opener disconnecting) tells the driver too.
         route.streams[stream] = (format, owner)
+        do {
+            _ = try await call(route.record, DriverMethod.startStream, ["session": .string(route.session.id), "stream": .string(stream), "format": format.json],
+                               descriptors: [ring.memoryFD, ring.wakeupFD])
+        } catch {
+            // The driver may have opened it before the failure reached here (a timeout, a cancelled request).
+            if route.streams.removeValue(forKey: stream) != nil { closeAtDriver(stream, on: route) }
+            throw error
+        }
+        guard routes[route.session.id] === route, route.streams[stream] != nil else {
+            throw MediaDeviceError(.connectionFailed, "the stream to \(route.device.displayName) ended while it was opening")
+        }
         logger.info("stream \(stream) open on \(route.device.displayName): \(format)")
         return (["stream": .string(stream), "route": .string(route.session.id), "format": format.json], ring)
     }
 
-    /// Closes a stream; only the connection that opened it may (or the operator).
-    func stopStream(_ stream: String, owner: ObjectIdentifier?) async throws {
+    /// Closes a stream; only the connection that opened it may.
+    func stopStream(_ stream: String, owner: ClientID) async throws {
         guard let route = routes.values.first(where: { $0.streams[stream] != nil }), let entry = route.streams[stream] else {
             throw MediaDeviceError(.deviceNotFound, "no stream \(stream) is open (it may have ended with its route)")
         }
-        if let owner, entry.owner != owner { throw MediaDeviceError(.deviceNotFound, "stream \(stream) belongs to another client") }
+        guard entry.owner == owner else { throw MediaDeviceError(.deviceNotFound, "stream \(stream) belongs to another client") }
         route.streams[stream] = nil
-        _ = try? await call(route.record, DriverMethod.stopStream, ["session": .string(route.session.id), "stream": .string(stream)])
+        closeAtDriver(stream, on: route)
         logger.info("stream \(stream) closed on \(route.device.displayName)")
+    }
+
+    /// Tells the driver a stream is over, whatever becomes of the request that led here.
+    private func closeAtDriver(_ stream: String, on route: ActiveRoute) {
+        tellDriver(route.record, DriverMethod.stopStream, ["session": .string(route.session.id), "stream": .string(stream)])
+    }
+
+    /// An app names a route by its id, and only a main route: a device name or another app's
+    /// session route is not its to stream to.
+    private func appRoute(_ identifier: String) throws -> ActiveRoute {
+        guard let route = routes[identifier], route.parent == nil else {
+            throw MediaDeviceError(.deviceNotFound, "route \(identifier) is not active (it may have been deactivated)")
+        }
+        return route
     }
 
     /// The streams of a route that ended: their openers are told why.
@@ -58,13 +80,13 @@ extension Supervisor {
     /// The driver gave up on a stream: its opener is told why.
     func streamFailed(_ stream: String, _ error: MediaDeviceError, record: DriverRecord) {
         guard let route = routes.values.first(where: { $0.record === record && $0.streams[stream] != nil }), let entry = route.streams[stream] else { return }
-        route.streams[stream] = nil
+        route.streams[stream] = nil  // the driver closed it on its side (sampleStreamFailed)
         logger.error("stream \(stream) to \(route.device.displayName) failed: \(error.message)")
         publish(.streamEnded(stream: stream, owner: entry.owner, error: error.json))
     }
 
     /// Streams opened by a connection that went away.
-    func stopStreams(ownedBy owner: ObjectIdentifier) async {
+    func stopStreams(ownedBy owner: ClientID) async {
         for route in routes.values {
             for (stream, entry) in route.streams where entry.owner == owner { try? await stopStream(stream, owner: owner) }
         }

@@ -30,6 +30,8 @@ public actor Supervisor {
     var routes: [String: ActiveRoute] = [:]
     /// Activations and sessions waiting for their driver's report, by session id.
     var mailboxes: [String: SessionMailbox] = [:]
+    /// The control socket's clients still connected: what outlives a request is recorded only for them.
+    var clients = Set<ClientID>()
     private var nextSessionNumber = 1
     private var nextStreamNumber = 1
     /// Told of every route event (the app connections), by subscription id.

@@ -31,9 +31,14 @@ public final class ConsoleProcess: @unchecked Sendable {
         }
         defer { close(log); close(ends[0]) }
         let environment = ProcessInfo.processInfo.environment.merging(extra) { _, new in new }
-        let process = try ChildProcess(executable: executable, arguments: arguments, environment: environment.map { "\($0.key)=\($0.value)" },
-                                       standardInput: ends[0], standardOutput: log, standardError: log)
-        return (process, ends[1])
+        do {
+            let process = try ChildProcess(executable: executable, arguments: arguments, environment: environment.map { "\($0.key)=\($0.value)" },
+                                           standardInput: ends[0], standardOutput: log, standardError: log)
+            return (process, ends[1])
+        } catch {
+            close(ends[1])
+            throw error
+        }
     }
 
     /// Everything it printed, across restarts.

@@ -42,6 +42,7 @@ public final class PrivateAvahi: @unchecked Sendable {
 
     /// Starts the daemon (again, after `stopDaemon`) and waits until it has announced its host name.
     public func startDaemon() async throws {
+        await stopDaemon()  // one daemon at a time: a running one is never left behind unreferenced
         let directory = bus.directory.path
         let config = directory + "/avahi-daemon.conf"
         try """

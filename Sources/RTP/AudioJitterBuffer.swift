@@ -8,7 +8,9 @@ public struct AudioJitterBuffer: Sendable {
     private var held: [UInt16: (packet: RTPPacket, arrived: ContinuousClock.Instant)] = [:]
     private var gapSince: ContinuousClock.Instant?
     public private(set) var lost = 0
-    public private(set) var late = 0
+    /// A jump further than this (a sender that restarted, or a stray packet) starts the order again
+    /// from the packet, rather than concealing or discarding everything in between.
+    public static let resynchronizeDistance = 64
 
     public init(patience: Duration = .milliseconds(30)) { self.patience = patience }
 
@@ -20,11 +22,19 @@ public struct AudioJitterBuffer: Sendable {
 
     /// Takes an arriving packet; returns what can be played now, in order.
     public mutating func add(_ packet: RTPPacket, at now: ContinuousClock.Instant = .now) -> [Slot] {
-        if let next, packet.sequence.distance(after: next) < 0 {
-            late += 1  // its place was already played or concealed
-            return []
+        if let next {
+            let distance = packet.sequence.distance(after: next)
+            if abs(distance) > Self.resynchronizeDistance {
+                if distance > 0 { lost += distance }
+                held.removeAll()
+                gapSince = nil
+                self.next = packet.sequence
+            } else if distance < 0 {
+                return []  // late: its place was already played or concealed
+            }
+        } else {
+            next = packet.sequence
         }
-        if next == nil { next = packet.sequence }
         held[packet.sequence] = (packet, now)
         return drain(now)
     }

@@ -1,7 +1,8 @@
 /// Splits H.264 NAL units into RTP payloads (RFC 6184, packetization mode 1): a NAL that fits is
 /// sent whole (single NAL unit packet), a larger one in fragmentation units (FU-A).
 public struct H264Packetizer: Sendable {
-    /// The largest RTP payload; 1,200 bytes keeps packets under any path MTU.
+    /// The largest RTP payload; 1,200 bytes keeps packets under any path MTU. At least 3 is used:
+    /// a fragment carries two bytes of header.
     public var maximumPayload = 1200
 
     public init() {}
@@ -9,6 +10,7 @@ public struct H264Packetizer: Sendable {
     /// The payloads for one NAL unit (without its start code).
     public func payloads(for nal: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> Void) rethrows {
         guard !nal.isEmpty else { return }
+        let maximumPayload = max(self.maximumPayload, 3)
         if nal.count <= maximumPayload {
             try body(nal)
             return
@@ -34,6 +36,9 @@ public struct H264Packetizer: Sendable {
 /// the sequence drops the frame being assembled and says so, so the receiver can ask the sender
 /// for a keyframe; until one arrives, frames that would not decode are not written.
 public struct H264Depacketizer: Sendable {
+    /// A NAL unit larger than this (a sender that never ends a fragment) is dropped as lost.
+    public static let maximumNALSize = 4 << 20
+
     private var expected: UInt16?
     private var fragment: [UInt8] = []
     private var inFragment = false
@@ -56,10 +61,7 @@ public struct H264Depacketizer: Sendable {
             let gap = packet.sequence.distance(after: expected)
             if gap < 0 { return output }  // late or duplicate: already given up on
             lost += gap
-            inFragment = false
-            fragment.removeAll(keepingCapacity: true)
-            waitingForKeyframe = true
-            output.needsKeyframe = true
+            dropFrame(&output)
         }
         expected = packet.sequence &+ 1
         let payload = packet.payload
@@ -73,7 +75,7 @@ public struct H264Depacketizer: Sendable {
             while offset + 2 <= payload.count {
                 let size = Int(payload[offset]) << 8 | Int(payload[offset + 1])
                 offset += 2
-                guard offset + size <= payload.count else { break }
+                guard size > 0, offset + size <= payload.count else { break }
                 emit(Array(payload[offset..<(offset + size)]), into: &output)
                 offset += size
             }
@@ -84,6 +86,11 @@ public struct H264Depacketizer: Sendable {
                 inFragment = true
             }
             guard inFragment else { return output }
+            guard fragment.count + payload.count - 2 <= Self.maximumNALSize else {
+                lost += 1
+                dropFrame(&output)
+                return output
+            }
             fragment += payload[2...]
             if header & 0x40 != 0 {
                 emit(fragment, into: &output)
@@ -95,8 +102,17 @@ public struct H264Depacketizer: Sendable {
         return output
     }
 
+    /// Data was lost: what was being assembled cannot decode, and neither can anything until a keyframe.
+    private mutating func dropFrame(_ output: inout Output) {
+        inFragment = false
+        fragment.removeAll(keepingCapacity: true)
+        waitingForKeyframe = true
+        output.needsKeyframe = true
+    }
+
     private mutating func emit(_ nal: [UInt8], into output: inout Output) {
-        let type = nal[0] & 0x1f
+        guard let first = nal.first else { return }
+        let type = first & 0x1f
         // After a loss, only a keyframe (its parameter sets, then its IDR slice) can be decoded.
         if waitingForKeyframe {
             guard type == 5 || type == 7 || type == 8 else { return }

@@ -1,4 +1,5 @@
-/// One RTP packet (RFC 3550): the fixed 12-byte header, no CSRCs or extensions, then the payload.
+/// One RTP packet (RFC 3550). Writes the fixed 12-byte header only; reads skip CSRCs, a header
+/// extension and padding.
 public struct RTPPacket: Sendable, Hashable {
     public var marker: Bool
     public var payloadType: UInt8
@@ -37,7 +38,7 @@ public struct RTPPacket: Sendable, Hashable {
         return bytes
     }
 
-    /// Reads a datagram; nil for anything that is not an RTP version 2 packet (the error says what).
+    /// Reads a datagram; throws for anything that is not an RTP version 2 packet (the error says what).
     public init(datagram: UnsafeRawBufferPointer) throws(RTPError) {
         guard datagram.count >= Self.headerSize else { throw RTPError("a datagram of \(datagram.count) bytes is shorter than an RTP header") }
         guard datagram[0] >> 6 == 2 else { throw RTPError("RTP version \(datagram[0] >> 6), not 2") }
@@ -47,8 +48,10 @@ public struct RTPPacket: Sendable, Hashable {
             start += 4 + Int(UInt16(datagram[start + 2]) << 8 | UInt16(datagram[start + 3])) * 4
         }
         var end = datagram.count
-        if datagram[0] & 0x20 != 0 {  // padding: its length is the last byte
-            end -= Int(datagram[datagram.count - 1])
+        if datagram[0] & 0x20 != 0 {  // padding: its length, never 0, is the last byte
+            let padding = Int(datagram[datagram.count - 1])
+            guard padding > 0 else { throw RTPError("an RTP packet says it is padded but its padding length is 0") }
+            end -= padding
         }
         guard start <= end else { throw RTPError("an RTP packet's header and padding are longer than the packet") }
         marker = datagram[1] & 0x80 != 0

@@ -23,17 +23,18 @@ struct ReferenceLatencyBenchmark {
             for run in 0..<iterations {
                 // A fresh supervisor each time: the picker's opening starts the driver, as after a boot.
                 let supervisor = try await stage.supervisor(state: "state-\(run)")
-                listed.append(try await stage.waitUntilListed(supervisor))
-                let activation = now()
-                _ = try await supervisor.activate(ReferenceStage.receiverName) { _ in nil }
-                activated.append(now() - activation)
-                let play = now()
-                let route = try await supervisor.startSession(ReferenceStage.receiverName, url: stage.media.url("tone.wav"))
-                playing.append(now() - play)
-                guard route.objectValue?["playback"]?.objectValue?["state"] == "playing" else { throw BenchmarkError("the receiver did not report playing: \(route)") }
-                try await supervisor.stopSession(ReferenceStage.receiverName)
-                try await supervisor.deactivate(ReferenceStage.receiverName)
-                await supervisor.shutdown()
+                try await stage.whileRunning(supervisor) {
+                    listed.append(try await stage.waitUntilListed(supervisor))
+                    let activation = now()
+                    _ = try await supervisor.activate(ReferenceStage.receiverName) { _ in nil }
+                    activated.append(now() - activation)
+                    let play = now()
+                    let route = try await supervisor.startSession(ReferenceStage.receiverName, url: stage.media.url("tone.wav"))
+                    playing.append(now() - play)
+                    guard route.objectValue?["playback"]?.objectValue?["state"] == "playing" else { throw BenchmarkError("the receiver did not report playing: \(route)") }
+                    try await supervisor.stopSession(ReferenceStage.receiverName)
+                    try await supervisor.deactivate(ReferenceStage.receiverName)
+                }
             }
             let ours = LatencySamples(listed)
             print(Self.milliseconds(ours, "  picker open to the receiver listed (driver start included)"))
@@ -49,12 +50,17 @@ struct ReferenceLatencyBenchmark {
         try? FileManager.default.removeItem(atPath: log)
         let start = now()
         let browse = try ConsoleProcess("/usr/bin/avahi-browse", ["-r", "-p", ReferenceProtocol.serviceType], environment: stage.avahi.environment, logPath: log)
-        defer { Task { await browse.stop() } }
+        let deadline = ContinuousClock.now + .seconds(20)
         while !browse.output.split(separator: "\n").contains(where: { $0.hasPrefix("=") && $0.contains("Bench\\032TV") }) {
-            if browse.process.exitIfEnded() != nil { throw BenchmarkError("avahi-browse ended: \(browse.output)") }
+            if browse.process.exitIfEnded() != nil || ContinuousClock.now > deadline {
+                await browse.stop()
+                throw BenchmarkError("avahi-browse did not resolve the receiver within 20 s: \(browse.output)")
+            }
             try? await Task.sleep(for: .microseconds(200))
         }
-        return now() - start
+        let elapsed = now() - start
+        await browse.stop()  // before the next run starts its own
+        return elapsed
     }
 
     static func milliseconds(_ samples: LatencySamples, _ label: String) -> String {

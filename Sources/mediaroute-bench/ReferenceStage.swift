@@ -29,21 +29,36 @@ final class ReferenceStage: @unchecked Sendable {
     }
 
     private init(receiverArguments: [String]) async throws {
-        root = NSTemporaryDirectory() + "mediaroute-bench-reference-\(getpid())"
-        try FileManager.default.createDirectory(atPath: root + "/media", withIntermediateDirectories: true)
-        try FileManager.default.createDirectory(atPath: root + "/drivers", withIntermediateDirectories: true)
-        avahi = try await PrivateAvahi()
+        let root = NSTemporaryDirectory() + "mediaroute-bench-reference-\(getpid())"
+        self.root = root
+        let removeRoot = { try? FileManager.default.removeItem(atPath: root) }
+        do {
+            try FileManager.default.createDirectory(atPath: root + "/media", withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(atPath: root + "/drivers", withIntermediateDirectories: true)
+            avahi = try await PrivateAvahi()
+        } catch {
+            removeRoot()
+            throw error
+        }
         do {
             try await MediaFileServer.makeTone(at: root + "/media/tone.wav", seconds: 30, title: "Bench Tone")
             media = try await MediaFileServer(directory: root + "/media")
         } catch {
             await avahi.stop()
+            removeRoot()
             throw error
         }
         do {
             receiver = try ConsoleProcess(BenchmarkFiles.sibling("mediaroute-receiver"),
                                           ["--name", Self.receiverName, "--auth", "none", "--host", "127.0.0.1", "--state-dir", root + "/receiver"] + receiverArguments,
                                           environment: avahi.environment, logPath: root + "/receiver.log")
+        } catch {
+            await media.stop()
+            await avahi.stop()
+            removeRoot()
+            throw error
+        }
+        do {
             try await receiver.waitFor("announced as \"")
             let manifest: JSONValue = [
                 "protocol": "org.mediaroute.reference",
@@ -53,8 +68,10 @@ final class ReferenceStage: @unchecked Sendable {
             ]
             try Data(JSONWriter.encode(manifest)).write(to: URL(fileURLWithPath: root + "/drivers/reference.json"))
         } catch {
+            await receiver.stop()
             await media.stop()
             await avahi.stop()
+            removeRoot()
             throw error
         }
     }
@@ -66,6 +83,17 @@ final class ReferenceStage: @unchecked Sendable {
         let supervisor = Supervisor(configuration: SupervisorConfiguration(driversDirectories: [drivers], stateDirectory: root + "/" + state), logger: logger)
         try await supervisor.start()
         return supervisor
+    }
+
+    /// Runs `body` and shuts `supervisor` (and its driver) down, also when `body` fails.
+    func whileRunning(_ supervisor: Supervisor, _ body: () async throws -> Void) async throws {
+        do {
+            try await body()
+            await supervisor.shutdown()
+        } catch {
+            await supervisor.shutdown()
+            throw error
+        }
     }
 
     /// Opens a picker until the receiver is listed; returns how long that took.

@@ -63,16 +63,20 @@ struct RingWakeupBenchmark {
         // Baseline: eventfd.
         let eventfd = CLinuxHelpers.eventfd(0, Int32(EFD_CLOEXEC)), ack = CLinuxHelpers.eventfd(0, Int32(EFD_CLOEXEC))
         defer { close(eventfd); close(ack) }
+        guard eventfd >= 0, ack >= 0 else { throw BenchmarkError("cannot create eventfds: \(String(cString: strerror(errno)))") }
         let count = self.count
         async let baselineAnswer = connection.request("eventfd.wakeups", ["count": .integer(Int64(count))], descriptors: [eventfd, ack], timeout: .seconds(120))
         try await Task.sleep(for: .milliseconds(100))
         for _ in 0..<count {
             var value = SampleRing.monotonicNow()
             _ = Glibc.write(eventfd, &value, 8)
+            // The reader acknowledges each wake-up; a reader that died must not hang this side.
+            var ready = pollfd(fd: ack, events: Int16(POLLIN), revents: 0)
+            guard poll(&ready, 1, 2000) == 1 else { throw BenchmarkError("the eventfd reader stopped acknowledging") }
             _ = Glibc.read(ack, &value, 8)
             usleep(2000)
         }
-        let baseline = LatencySamples((try await baselineAnswer).result.arrayValue?.compactMap { $0.integerValue.map(UInt64.init) } ?? [])
+        let baseline = try Self.samples(try await baselineAnswer, count: count, of: "the eventfd baseline")
         print(baseline.line("  raw eventfd write to reader awake"))
 
         let ring = try SampleRing.create(format: .defaultAudio, capacity: 65536)
@@ -83,12 +87,19 @@ struct RingWakeupBenchmark {
             _ = try record.withUnsafeBytes { try ring.write($0, timestamp: SampleRing.monotonicNow()) }
             usleep(2000)
         }
-        let ours = LatencySamples((try await ringAnswer).result.arrayValue?.compactMap { $0.integerValue.map(UInt64.init) } ?? [])
+        let ours = try Self.samples(try await ringAnswer, count: count, of: "the sample ring")
         print(ours.line("  sample ring write to consumer awake with the record"))
         await connection.close()
         _ = await peer.process.exitStatus()
         // Ours polls (with a timeout, so a reader can stop) where the baseline blocks in read, and
         // the producer copies a record and checks an atomic first: within twice the bare eventfd.
         printResult("ring-wakeup", ratio: ours.median / baseline.median, target: 2)
+    }
+
+    /// Every wake-up measured, or the run fails: a missed one must not pass as a fast one.
+    private static func samples(_ answer: RPCResponse, count: Int, of side: String) throws -> LatencySamples {
+        let samples = answer.result.arrayValue?.compactMap { $0.integerValue.map(UInt64.init) } ?? []
+        guard samples.count == count else { throw BenchmarkError("\(side) woke \(samples.count) times of \(count)") }
+        return LatencySamples(samples)
     }
 }

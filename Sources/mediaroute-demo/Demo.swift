@@ -7,6 +7,7 @@ import PrivateDaemons
 final class Demo: @unchecked Sendable {
     let root: String
     private let binaries: String
+    private let privateAvahi: Bool
     private let lock = NSLock()
     private var closed = false
     private var avahi: PrivateAvahi?
@@ -20,7 +21,8 @@ final class Demo: @unchecked Sendable {
 
     static let receiverName = "Demo TV"
 
-    init() throws {
+    init(privateAvahi: Bool) throws {
+        self.privateAvahi = privateAvahi
         root = NSTemporaryDirectory() + "mediaroute-demo-\(UUID().uuidString.prefix(8).lowercased())"
         try FileManager.default.createDirectory(atPath: root + "/media", withIntermediateDirectories: true)
         var path = [CChar](repeating: 0, count: 4096)
@@ -38,7 +40,7 @@ final class Demo: @unchecked Sendable {
         try await step("making media to play") {
             try await MediaFileServer.makeTone(at: self.root + "/media/demo.wav", seconds: 12, title: "MediaRoute Demo Tone")
             let media = try await MediaFileServer(directory: self.root + "/media")
-            try self.keep { self.media = media }
+            try await self.keep(media) { self.media = $0 }
             self.mediaURL = media.url("demo.wav")
             print("  media     a 12 s tone, served over HTTP at \(self.mediaURL)")
         }
@@ -80,7 +82,7 @@ final class Demo: @unchecked Sendable {
     // MARK: The stage
 
     private func findAvahi() async throws {
-        if await PrivateAvahi.systemDaemonIsReachable() {
+        if !privateAvahi, await PrivateAvahi.systemDaemonIsReachable() {
             print("  avahi     the machine's own Avahi daemon answers on the system bus: the receiver is announced on your network")
             return
         }
@@ -88,7 +90,7 @@ final class Demo: @unchecked Sendable {
             throw DemoFailure(step: "finding an Avahi daemon", reason: "no Avahi daemon answers on the system bus, and starting a private one needs root (a network namespace): start avahi-daemon, or run the demo as root")
         }
         let avahi = try await PrivateAvahi()
-        try keep { self.avahi = avahi }
+        try await keep(avahi) { self.avahi = $0 }
         environment = avahi.environment
         print("  avahi     none on this machine: started a private dbus-daemon and avahi-daemon in network namespace \(avahi.namespace) (loopback only)")
     }
@@ -98,7 +100,7 @@ final class Demo: @unchecked Sendable {
         let receiver = try ConsoleProcess(binaries + "/mediaroute-receiver",
                                           ["--name", Self.receiverName, "--auth", "pin4", "--host", host, "--state-dir", root + "/receiver"],
                                           environment: environment, logPath: root + "/receiver.log")
-        try keep { self.receiver = receiver }
+        try await keep(receiver) { self.receiver = $0 }
         try await receiver.waitFor("announced as \"", seconds: 20)
         print("  receiver  \(receiver.lastLine(startingWith: "announced as") ?? "announced"); it pairs with a 4-digit code it prints")
     }
@@ -114,7 +116,7 @@ final class Demo: @unchecked Sendable {
         try Data(JSONWriter.encode(manifest)).write(to: URL(fileURLWithPath: drivers + "/org.mediaroute.reference.json"))
         let daemon = try ConsoleProcess(binaries + "/mediarouted", ["--drivers-dir", drivers, "--state-dir", root + "/state", "--socket", socket],
                                         environment: environment, logPath: root + "/mediarouted.log")
-        try keep { self.daemon = daemon }
+        try await keep(daemon) { self.daemon = $0 }
         try await daemon.waitFor("listening on", seconds: 20)
         print("  daemon    mediarouted (pid \(daemon.process.pid)) with the reference driver, on \(socket)")
     }
@@ -123,7 +125,7 @@ final class Demo: @unchecked Sendable {
     private func pair() async throws {
         print("$ mediaroute activate \"\(Self.receiverName)\"")
         let receiverMark = receiver!.mark
-        let cli = try console(binaries + "/mediaroute", ["--socket", socket, "activate", Self.receiverName], log: "activate")
+        let cli = try await console(binaries + "/mediaroute", ["--socket", socket, "activate", Self.receiverName], log: "activate")
         try await receiver!.waitFor("pairing code for ", after: receiverMark)
         guard let code = receiver!.lastLine(startingWith: "pairing code for ", after: receiverMark)?.split(separator: " ").last else {
             throw DemoFailure(step: "pairing with the receiver", reason: "the receiver printed no code")
@@ -139,7 +141,7 @@ final class Demo: @unchecked Sendable {
     private func exchangeData() async throws {
         let arguments = ["--protocol", "org.mediaroute.reference", "--app-id", "org.mediaroute.notes", "--mode", "application", mediaURL]
         print("$ mediaroute-player \(arguments.map(Self.quoted).joined(separator: " "))")
-        let player = try console(binaries + "/mediaroute-player", ["--socket", socket] + arguments, log: "player")
+        let player = try await console(binaries + "/mediaroute-player", ["--socket", socket] + arguments, log: "player")
         try await player.waitFor("state: playing")
         for (typed, answer) in [("send add buy milk", "data: noted 1"), ("send add call mum", "data: noted 2"), ("send list", "data: buy milk")] {
             let mark = player.mark
@@ -165,17 +167,23 @@ final class Demo: @unchecked Sendable {
         return output.standardOutput
     }
 
-    private func console(_ executable: String, _ arguments: [String], log: String) throws -> ConsoleProcess {
+    private func console(_ executable: String, _ arguments: [String], log: String) async throws -> ConsoleProcess {
         let console = try ConsoleProcess(executable, arguments, environment: environment, logPath: "\(root)/\(log).log")
-        try keep { consoles.append(console) }
+        try await keep(console) { consoles.append($0) }
         return console
     }
 
-    /// Records something started, unless the demo is already cleaning up (then it is refused).
-    private func keep(_ record: () -> Void) throws {
-        try lock.withLock {
-            guard !closed else { throw DemoFailure(step: "the demo", reason: "interrupted") }
-            record()
+    /// Records something started, for `cleanUp`; if the demo is already cleaning up (Ctrl-C came
+    /// while it started), stops it at once instead, so nothing is left behind.
+    private func keep<Thing: Stoppable>(_ thing: Thing, _ record: (Thing) -> Void) async throws {
+        let refused = lock.withLock { () -> Bool in
+            if closed { return true }
+            record(thing)
+            return false
+        }
+        if refused {
+            await thing.stop()
+            throw DemoFailure(step: "the demo", reason: "interrupted")
         }
     }
 
@@ -210,4 +218,15 @@ final class Demo: @unchecked Sendable {
         let elapsed = ContinuousClock.now - start
         return elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000
     }
+}
+
+/// What the demo starts and must stop.
+protocol Stoppable: Sendable {
+    func stop() async
+}
+
+extension PrivateAvahi: Stoppable {}
+extension MediaFileServer: Stoppable {}
+extension ConsoleProcess: Stoppable {
+    func stop() async { await stop(grace: .seconds(5)) }
 }

@@ -17,11 +17,14 @@ struct MediarouteDemo: AsyncParsableCommand {
         machine's interfaces.
         """)
 
+    @Flag(help: "Use a private Avahi in a network namespace even when the machine's own answers (root only): nothing is announced on your network.")
+    var privateAvahi = false
+
     func run() async throws {
         clh_line_buffer_stdout()
         let started = ContinuousClock.now
-        let demo = try Demo()
-        let signals = SignalPipe([SIGINT, SIGTERM])
+        let demo = try Demo(privateAvahi: privateAvahi)
+        let signals = try SignalPipe([SIGINT, SIGTERM])
         // Whichever comes first: the demo's end, or Ctrl-C. Either way, everything is cleaned up.
         let result: Result<Void, DemoFailure> = await withCheckedContinuation { continuation in
             let once = ResumeOnce(continuation)
@@ -31,7 +34,7 @@ struct MediarouteDemo: AsyncParsableCommand {
                 }
             }
             Task {
-                let number = await signals.next()
+                guard let number = await signals.next() else { return }
                 once.resume(.failure(DemoFailure(step: "the demo", reason: "interrupted by signal \(number)")))
             }
         }

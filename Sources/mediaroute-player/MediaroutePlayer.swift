@@ -36,7 +36,7 @@ struct MediaroutePlayer: AsyncParsableCommand {
     func validate() throws {
         if protocols.isEmpty { throw ValidationError("name at least one protocol with --protocol, e.g. --protocol org.mediaroute.reference") }
         guard let parsed = URL(string: url), parsed.scheme != nil else { throw ValidationError("\"\(url)\" is not a URL") }
-        guard wait > 0, wait <= 3600 else { throw ValidationError("--wait must be from 0 to 3600 seconds, not \(wait)") }
+        guard wait > 0, wait <= 3600 else { throw ValidationError("--wait must be more than 0 and at most 3600 seconds, not \(wait)") }
     }
 
     func run() async throws {

@@ -1,3 +1,4 @@
+import CLinuxHelpers
 import Foundation
 import Glibc
 import MediaCodecs
@@ -10,28 +11,44 @@ final class AudioSource: @unchecked Sendable {
     private let wav: WAVReader?
     private let pipe: FileHandle?
     private let child: ChildProcess?
+    /// ffmpeg's standard error, in memory (a memfd): read once it has ended.
+    private let errors: Int32
+    private let path: String
+    private var reachedEnd = false
 
     /// Opens `path`, directly if it is a WAV of a rate Opus takes (8, 12, 16, 24 or 48 kHz, mono or
     /// stereo), else through ffmpeg; the error says which of these failed.
     init(path: String) throws {
         guard FileManager.default.isReadableFile(atPath: path) else { throw CLIError("cannot read \(path)") }
+        self.path = path
         if let wav = try? WAVReader(path: path), [8_000, 12_000, 16_000, 24_000, 48_000].contains(wav.sampleRate), (1...2).contains(wav.channels) {
             self.wav = wav
             format = .audio(sampleRate: wav.sampleRate, channels: wav.channels, sampleType: .float32)
             pipe = nil
             child = nil
+            errors = -1
             return
         }
         guard let ffmpeg = ["/usr/bin/ffmpeg", "/usr/local/bin/ffmpeg"].first(where: FileManager.default.isExecutableFile(atPath:)) else {
             throw CLIError("\(path) is not a WAV file of 8, 12, 16, 24 or 48 kHz, and ffmpeg (to convert it) is not installed: apt-get install ffmpeg")
         }
         var ends: [Int32] = [-1, -1]
-        guard Glibc.pipe(&ends) == 0 else { throw CLIError("cannot make a pipe for ffmpeg") }
-        let devNull = open("/dev/null", O_RDWR | O_CLOEXEC)
+        let devNull = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        let errors = clh_memfd_create("ffmpeg-errors")
+        guard devNull >= 0, errors >= 0, clh_pipe_cloexec(&ends) == 0 else {
+            [devNull, errors].filter { $0 >= 0 }.forEach { _ = close($0) }
+            throw CLIError("cannot start ffmpeg: \(String(cString: strerror(errno)))")
+        }
         defer { close(devNull); close(ends[1]) }
-        _ = fcntl(ends[0], F_SETFD, FD_CLOEXEC)
-        child = try ChildProcess(executable: ffmpeg, arguments: ["-hide_banner", "-loglevel", "error", "-nostdin", "-i", path, "-f", "f32le", "-ac", "2", "-ar", "48000", "-"],
-                                 standardInput: devNull, standardOutput: ends[1], standardError: devNull)
+        do {
+            child = try ChildProcess(executable: ffmpeg, arguments: ["-hide_banner", "-loglevel", "error", "-nostdin", "-i", path, "-f", "f32le", "-ac", "2", "-ar", "48000", "-"],
+                                     standardInput: devNull, standardOutput: ends[1], standardError: errors)
+        } catch {
+            close(ends[0])
+            close(errors)
+            throw CLIError("cannot start ffmpeg: \(error)")
+        }
+        self.errors = errors
         pipe = FileHandle(fileDescriptor: ends[0], closeOnDealloc: true)
         wav = nil
         format = .defaultAudio
@@ -42,12 +59,31 @@ final class AudioSource: @unchecked Sendable {
         if let wav { return wav.read(frames: frames) }
         guard let pipe, case .audio(_, let channels, _) = format else { return [] }
         var bytes = Data()
-        while bytes.count < frames * channels * 4, let more = try? pipe.read(upToCount: frames * channels * 4 - bytes.count), !more.isEmpty {
+        while bytes.count < frames * channels * 4 {
+            guard let more = try? pipe.read(upToCount: frames * channels * 4 - bytes.count), !more.isEmpty else {
+                reachedEnd = true
+                break
+            }
             bytes.append(more)
         }
-        let samples = bytes.count / 4
+        let samples = bytes.count / (4 * channels) * channels  // whole frames only
         return bytes.withUnsafeBytes { raw in (0..<samples).map { raw.load(fromByteOffset: 4 * $0, as: Float.self) } }
     }
 
-    deinit { child?.signal(SIGKILL) }
+    /// Why the audio ended early: ffmpeg could not read or decode the file. Ask once `read` is empty.
+    var failure: String? {
+        guard let child, reachedEnd else { return nil }
+        let ended = child.waitForExit()  // it closed its output: it has ended, or is about to
+        guard ended != .exited(0) else { return nil }
+        var text = [UInt8](repeating: 0, count: 4096)
+        let size = lseek(errors, 0, SEEK_END)
+        let n = pread(errors, &text, text.count, max(0, Int(size) - text.count))
+        let last = String(decoding: text[0..<max(n, 0)], as: UTF8.self).split(separator: "\n").last.map(String.init)
+        return "ffmpeg could not decode \(path) (\(ended))\(last.map { ": \($0)" } ?? "")"
+    }
+
+    deinit {
+        child?.signal(SIGKILL)
+        if errors >= 0 { close(errors) }
+    }
 }

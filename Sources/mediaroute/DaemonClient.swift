@@ -61,7 +61,10 @@ enum PairingPrompt {
         case "password": prompt = "\(reason)\nPassword for \(device) (Ctrl-C cancels): "
         default: prompt = "\(reason)\nCode for \(device) (Ctrl-C cancels): "
         }
-        let interrupt = Interrupt()
+        guard let interrupt = try? Interrupt() else {
+            FileHandle.standardError.write(Data("cannot watch for Ctrl-C while asking for the code; pass it with --code\n".utf8))
+            return nil
+        }
         // Only now ask: a Ctrl-C typed the moment the prompt shows is already heard.
         FileHandle.standardError.write(Data(prompt.utf8))
         let line = await interrupt.readLine()

@@ -27,9 +27,9 @@ struct Devices: AsyncParsableCommand {
         latest.withLock { $0 = opened.objectValue?["entries"] ?? .array([]) }
         if watch {
             print(render(latest.withLock { $0 }))
-            let interrupt = Interrupt()
+            let interrupt = try Interrupt()
             Task {
-                await interrupt.wait()
+                _ = await interrupt.wait()
                 continuation.finish()
             }
             for await entries in changes { print("---\n" + render(entries)) }

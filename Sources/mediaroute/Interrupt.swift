@@ -4,13 +4,21 @@ import MediaRouteIPC
 /// Ctrl-C as something the CLI waits for, instead of a signal that kills it mid-request (a pairing
 /// left half done, a picker left open).
 final class Interrupt: Sendable {
-    private let pipe = SignalPipe([SIGINT])
+    private let pipe: SignalPipe
+
+    init() throws(CLIError) {
+        do {
+            pipe = try SignalPipe([SIGINT])
+        } catch {
+            throw CLIError("cannot watch for Ctrl-C: \(error)")
+        }
+    }
 
     /// Ctrl-C ends the process again.
     func restore() { pipe.restore() }
 
-    /// Returns once Ctrl-C is pressed.
-    func wait() async { _ = await pipe.next() }
+    /// Returns true once Ctrl-C is pressed; false if the wait was cancelled.
+    func wait() async -> Bool { await pipe.next() != nil }
 
     /// One line typed at the terminal, or nil if Ctrl-C came first (or input ended). Reads with
     /// read(2), not stdio: a thread blocked in `readLine` holds the stdin lock, and exiting would wait for it.

@@ -27,7 +27,7 @@ struct StreamCommand: AsyncParsableCommand {
         guard file != nil || testPattern else { throw ValidationError("give an audio file, --test-pattern, or both") }
         _ = try dimensions
         guard (1...120).contains(fps) else { throw ValidationError("--fps must be from 1 to 120, not \(fps)") }
-        if let duration, !(duration > 0 && duration <= 86_400) { throw ValidationError("--duration must be more than 0 seconds, not \(duration)") }
+        if let duration, !(duration > 0 && duration <= 86_400) { throw ValidationError("--duration must be more than 0 and at most 86400 seconds, not \(duration)") }
     }
 
     private var dimensions: (Int, Int) {
@@ -77,8 +77,8 @@ struct StreamCommand: AsyncParsableCommand {
             writers.append(Thread { Self.writeVideo(to: ring, fps: fps, for: duration ?? 10, stop: stop); finished.add(1, ordering: .relaxed) })
         }
         writers.forEach { $0.start() }
-        let interrupt = Interrupt()
-        let interrupted = Task { await interrupt.wait(); stop.store(true, ordering: .relaxed) }
+        let interrupt = try Interrupt()
+        let interrupted = Task { if await interrupt.wait() { stop.store(true, ordering: .relaxed) } }
         let started = ContinuousClock.now
         var lastBytes: UInt64 = 0, lastTime = started
         let tty = isatty(STDERR_FILENO) == 1
@@ -89,18 +89,20 @@ struct StreamCommand: AsyncParsableCommand {
                 reason = message
                 stop.store(true, ordering: .relaxed)
             }
+            // The counters live in memory the driver writes too: read them as untrusted numbers.
             let statistics = streams.map { $0.ring.statistics }
-            let bytes = statistics.reduce(0) { $0 + $1.consumerOutputBytes }
+            let bytes = statistics.reduce(0) { $0 &+ $1.consumerOutputBytes }
             let now = ContinuousClock.now
-            let kbps = Double(bytes - lastBytes) * 8 / max(Self.seconds(now - lastTime), 0.001) / 1000
+            let kbps = Double(bytes >= lastBytes ? bytes - lastBytes : 0) * 8 / max(Self.seconds(now - lastTime), 0.001) / 1000
             (lastBytes, lastTime) = (bytes, now)
             let fill = streams.map { Double($0.ring.statistics.fill) / Double($0.ring.capacity) }.max() ?? 0
             let line = String(format: "%@  %6.0f kbit/s  ring %3.0f%%  overruns %llu", Self.clock(now - started), kbps, fill * 100,
-                              statistics.reduce(0) { $0 + $1.overruns })
+                              statistics.reduce(0) { $0 &+ $1.overruns })
             FileHandle.standardError.write(Data((tty ? "\r" + line : line + "\n").utf8))
         }
         interrupted.cancel()
         interrupt.restore()
+        if reason == nil, let failure = source?.failure { reason = failure }
         if tty { FileHandle.standardError.write(Data("\n".utf8)) }
         for stream in streams {
             stream.ring.closeProducer()
@@ -108,11 +110,12 @@ struct StreamCommand: AsyncParsableCommand {
         }
         let statistics = streams.map { $0.ring.statistics }
         let elapsed = Self.seconds(ContinuousClock.now - started)
+        let overruns = statistics.reduce(0) { $0 &+ $1.overruns }
         let summary = String(format: "streamed %.1f s to %@: %.0f kbit/s sent, %llu overruns, %llu underruns", elapsed, to,
-                             Double(statistics.reduce(0) { $0 + $1.consumerOutputBytes }) * 8 / max(elapsed, 0.001) / 1000,
-                             statistics.reduce(0) { $0 + $1.overruns }, statistics.reduce(0) { $0 + $1.underruns })
+                             Double(statistics.reduce(0) { $0 &+ $1.consumerOutputBytes }) * 8 / max(elapsed, 0.001) / 1000,
+                             overruns, statistics.reduce(0) { $0 &+ $1.underruns })
         if let reason { throw CLIError("\(summary); stopped early: \(reason)") }
-        options.output(["seconds": .double(elapsed), "overruns": .integer(Int64(statistics.reduce(0) { $0 + $1.overruns }))]) { summary }
+        options.output(["seconds": .double(elapsed), "overruns": .integer(Int64(clamping: overruns))]) { summary }
     }
 
     /// Writes the file in 20 ms records, at its own pace, a little ahead of real time.

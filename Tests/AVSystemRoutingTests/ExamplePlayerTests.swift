@@ -50,7 +50,8 @@ struct ExamplePlayerTests {
             #expect(await player.process.exitStatus() == .exited(0))
             try await player.waitFor("stopped")
             // The session stopped; the route the person activated stays.
-            #expect(await bed.supervisor.activeRoutes().first?.objectValue?["playback"] == nil)
+            let routes = await bed.supervisor.activeRoutes()
+            #expect(routes.count == 1 && routes.first?.objectValue?["playback"] == nil)
         }
     }
 

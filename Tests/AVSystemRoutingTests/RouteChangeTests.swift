@@ -53,6 +53,11 @@ struct RouteChangeTests {
             // The supervisor asked the driver to pause, then to deactivate.
             #expect(await bed.supervisor.activeRoutes().isEmpty)
             #expect(await bed.supervisor.recentEvents.contains("Den TV deactivated: Den TV is no longer reachable"))
+            try await bed.eventually("the driver deactivated the device") { bed.harness.log.contains("test driver: deactivated Den TV") }
+            let said = bed.harness.log.all
+            let paused = said.firstIndex { $0.contains("[org.test.alpha] test driver: paused") }
+            let deactivated = said.firstIndex { $0.contains("[org.test.alpha] test driver: deactivated Den TV") }
+            #expect(paused != nil && deactivated != nil && paused! < deactivated!, "\(said.suffix(20))")
         }
     }
 

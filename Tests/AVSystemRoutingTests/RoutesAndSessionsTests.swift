@@ -126,10 +126,14 @@ struct RoutesAndSessionsTests {
 
             // The driver's own updates arrive (its position advances while it plays).
             let updates = await control.updates()
-            var iterator = updates.makeAsyncIterator()
-            var advanced = false
-            while let status = await iterator.next() {
-                if status.position >= 0.3 { advanced = true; break }
+            let advanced = try await withThrowingTaskGroup(of: Bool.self) { group in
+                group.addTask {
+                    for await status in updates where status.position >= 0.3 { return true }
+                    return false
+                }
+                group.addTask { try await Task.sleep(for: .seconds(20)); return false }  // bounded, not by the suite's limit
+                defer { group.cancelAll() }
+                return try await group.next() ?? false
             }
             #expect(advanced)
 
@@ -149,7 +153,8 @@ struct RoutesAndSessionsTests {
             #expect(status.selectedAudioOption == "Français")
             // The supervisor's view agrees: the setters reached the driver.
             let seen = await bed.supervisor.activeRoutes().first?.objectValue?["playback"]?.objectValue
-            #expect(seen?["state"] == "paused")
+            #expect(seen?["state"] == "paused" && seen?["isPlaying"] == false && seen?["position"] == 42.0)
+            #expect(seen?["speed"] == 2.0 && seen?["volume"] == 0.25 && seen?["selectedAudioOption"] == "Français", "\(seen ?? [:])")
 
             // A command the driver refuses is reported, not swallowed.
             await MainActor.run { control.currentPlaybackPosition = -5 }
@@ -234,6 +239,7 @@ struct RoutesAndSessionsTests {
             #expect(multi.addSession(b))
             let mediaB = try await b.start()
             #expect(mediaA.identifier != mediaB.identifier)
+            #expect(await bed.supervisor.activeRoutes().count == 3, "the second session has an activation of its own beside the route")
             #expect(await MainActor.run { mediaA.playbackControl.state == .playing && mediaB.playbackControl.state == .playing })
             // Each session is controlled on its own.
             await MainActor.run { mediaB.playbackControl.isPlaying = false }

@@ -50,7 +50,8 @@ struct StreamingTests {
                 #expect(written)
                 try await Task.sleep(until: start + .milliseconds(20 * (chunk + 1)))
             }
-            try await Task.sleep(for: .milliseconds(300))
+            // The driver has encoded and sent a record once it counts it read.
+            try await waitUntil("the driver read every record") { stream.statistics.recordsRead == stream.statistics.recordsWritten }
             let statistics = stream.statistics
             #expect(statistics.overruns == 0 && statistics.recordsRead == statistics.recordsWritten)
             // What the driver sent on is about 128 kbit/s of Opus (plus RTP headers).
@@ -87,7 +88,7 @@ struct StreamingTests {
                 try await Task.sleep(until: start + .milliseconds(1000 * (index + 1) / fps))
             }
             try source.close()
-            try await Task.sleep(for: .milliseconds(500))
+            try await waitUntil("the driver read every frame") { stream.statistics.recordsRead == UInt64(frames) }
             try await stream.stop()
             try await receiver.waitFor("stream r1 ended: ")
 

@@ -109,7 +109,10 @@ final class TestDriver: MediaDeviceExtension {
         case let wrong?: routingManager.failedToActivateDevice(device, session: session, error: MediaDeviceError(.authorizationFailed, "\(device.displayName) refused the code \(wrong)"))
         }
     }
-    func deactivateDevice(_ device: MediaOutputDevice, session: MediaOutputSession) { sessions[session.id] = nil }
+    func deactivateDevice(_ device: MediaOutputDevice, session: MediaOutputSession) {
+        FileHandle.standardError.write(Data("test driver: deactivated \(device.displayName) (\(session.id))\n".utf8))
+        sessions[session.id] = nil
+    }
     func setVolume(_ volume: Float, for device: MediaOutputDevice) { level = volume }
     func volume(for device: MediaOutputDevice) -> Float { level }
     func changeVolume(by increments: Int, for device: MediaOutputDevice) { level = min(1, max(0, level + Float(increments) * 0.05)) }
@@ -123,7 +126,7 @@ final class TestDriver: MediaDeviceExtension {
             routingManager.sessionFailed(session, error: MediaDeviceError(.sessionFailed, "cannot play \(url.lastPathComponent): not a media file"))
             return
         }
-        let playback = Playback()
+        let playback = Playback(session: session.id)
         playback.isPlaying = true
         // The "device" advances the position while playing, as a real receiver reports it.
         Task { @MainActor [weak playback] in
@@ -149,7 +152,15 @@ final class TestDriver: MediaDeviceExtension {
 /// The remote playback state of one test session: what a real driver mirrors from its device.
 @MainActor
 final class Playback: AVInterfaceControllable {
-    var isPlaying = false { didSet { state = isPlaying ? .playing : .paused } }
+    let session: String
+    init(session: String) { self.session = session }
+    /// Changes are logged (to the supervisor's log): tests check what the system asked of the device.
+    var isPlaying = false {
+        didSet {
+            state = isPlaying ? .playing : .paused
+            if oldValue != isPlaying { FileHandle.standardError.write(Data("test driver: \(isPlaying ? "playing" : "paused") \(session)\n".utf8)) }
+        }
+    }
     private(set) var state = AVInterfacePlaybackState.stopped
     var currentPlaybackPosition = 0.0
     var playbackSpeed: Float = 1

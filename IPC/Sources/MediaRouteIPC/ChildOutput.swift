@@ -8,9 +8,11 @@ public struct ChildOutput: Sendable {
     public let standardError: String
 
     /// Runs `executable` to the end, collecting its output on the event loop (so a chatty child
-    /// never blocks on a full pipe). Its standard input is /dev/null.
-    public static func run(_ executable: String, _ arguments: [String], environment: [String]? = nil,
-                           loop: EventLoop = .shared) async throws(IPCSystemError) -> ChildOutput {
+    /// never blocks on a full pipe). Its standard input is /dev/null. Of each stream only the last
+    /// `outputLimit` bytes are kept; a child still running after `timeout` is killed (its
+    /// termination then says so).
+    public static func run(_ executable: String, _ arguments: [String], environment: [String]? = nil, outputLimit: Int = 1 << 20,
+                           timeout: Duration? = nil, loop: EventLoop = .shared) async throws(IPCSystemError) -> ChildOutput {
         var out: [Int32] = [-1, -1], err: [Int32] = [-1, -1]
         guard clh_pipe_cloexec(&out) == 0 else { throw IPCSystemError("pipe2") }
         guard clh_pipe_cloexec(&err) == 0 else {
@@ -18,6 +20,11 @@ public struct ChildOutput: Sendable {
             throw IPCSystemError("pipe2")
         }
         let devNull = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        guard devNull >= 0 else {
+            let error = IPCSystemError("open /dev/null")
+            [out[0], out[1], err[0], err[1]].forEach { _ = close($0) }
+            throw error
+        }
         defer { close(devNull) }
         let child: ChildProcess
         do {
@@ -29,14 +36,21 @@ public struct ChildOutput: Sendable {
         }
         close(out[1])
         close(err[1])
-        async let stdout = drain(out[0], loop: loop)
-        async let stderr = drain(err[0], loop: loop)
+        async let stdout = drain(out[0], limit: outputLimit, loop: loop)
+        async let stderr = drain(err[0], limit: outputLimit, loop: loop)
+        let deadline = timeout.map { timeout in
+            Task {
+                try await Task.sleep(for: timeout)
+                child.signal(SIGKILL)
+            }
+        }
         let termination = await child.exitStatus(loop: loop)
+        deadline?.cancel()
         return ChildOutput(termination: termination, standardOutput: await stdout, standardError: await stderr)
     }
 
     /// Reads a pipe to its end, on the loop.
-    private static func drain(_ fd: Int32, loop: EventLoop) async -> String {
+    private static func drain(_ fd: Int32, limit: Int, loop: EventLoop) async -> String {
         _ = fcntl(fd, F_SETFL, O_NONBLOCK)
         let bytes: [UInt8] = await withCheckedContinuation { continuation in
             loop.execute {
@@ -46,7 +60,11 @@ public struct ChildOutput: Sendable {
                         var buffer = [UInt8](repeating: 0, count: 16384)
                         while true {
                             let n = read(watcher.fd, &buffer, buffer.count)
-                            if n > 0 { collected += buffer[0..<n]; continue }
+                            if n > 0 {
+                                collected += buffer[0..<n]
+                                if collected.count > 2 * limit { collected.removeFirst(collected.count - limit) }
+                                continue
+                            }
                             if n < 0 && (errno == EAGAIN || errno == EINTR) { return }
                             watcher.cancel()
                             continuation.resume(returning: collected)
@@ -59,6 +77,6 @@ public struct ChildOutput: Sendable {
                 }
             }
         }
-        return String(decoding: bytes, as: UTF8.self)
+        return String(decoding: bytes.suffix(limit), as: UTF8.self)
     }
 }

@@ -137,17 +137,20 @@ public final class ChildProcess: Sendable {
     }
 
     private func reap(options: Int32) -> Termination? {
-        if let known = reaped.withLock({ $0 }) { return known }
-        var status: Int32 = 0
-        var result: pid_t
-        repeat { result = waitpid(pid, &status, options) } while result < 0 && errno == EINTR
-        let notOurChild = result < 0 && errno == ECHILD
+        if options & WNOHANG == 0, reaped.withLock({ $0 }) == nil {
+            // Wait without reaping: the status is collected below, under the lock, exactly once.
+            var info = siginfo_t()
+            while waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR {}
+        }
         return reaped.withLock { known in
-            if let known { return known }  // another thread reaped it while we asked
-            if notOurChild {
-                known = .unknown
-            } else if result == pid {
+            if let known { return known }
+            var status: Int32 = 0
+            var result: pid_t
+            repeat { result = waitpid(pid, &status, WNOHANG) } while result < 0 && errno == EINTR
+            if result == pid {
                 known = Self.termination(status)
+            } else if result < 0 && errno == ECHILD {
+                known = .unknown
             }
             return known
         }

@@ -169,7 +169,7 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
         loop.execute { [self] in
             assumeIsolated { connection in
                 guard connection.unsentByteCount < 4 * connection.configuration.outgoingHighWater else {
-                    connection.close(reason: RPCError(.overloaded, "\(connection.label) stopped reading: \(connection.unsentByteCount) bytes are waiting to be sent to it"))
+                    connection.protocolFailure(RPCError(.overloaded, "\(connection.label) stopped reading: \(connection.unsentByteCount) bytes are waiting to be sent to it"))
                     return
                 }
                 try? connection.enqueue(.notification(method: method, params: params, descriptorCount: 0), descriptors: [])
@@ -509,7 +509,11 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
             }
             finishIncoming(id, reply, replyDescriptors)
         }
-        if incoming[id] != nil { incoming[id] = task }  // still running: keep it for rpc.cancel and close
+        if closeReason != nil {
+            task.cancel()  // the handler closed the connection while it ran inline
+        } else if incoming[id] != nil {
+            incoming[id] = task  // still running: keep it for rpc.cancel and close
+        }
     }
 
     private func finishIncoming(_ id: RequestID, _ reply: Message, _ descriptors: [Int32]) {

@@ -239,9 +239,10 @@ public final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable 
 }
 
 extension Duration {
-    /// Whole nanoseconds, negative durations counting as zero.
+    /// Whole nanoseconds, negative durations counting as zero and huge ones as a century.
     var clampedNanoseconds: UInt64 {
         let (seconds, attoseconds) = components
-        return UInt64(max(0, seconds * 1_000_000_000 + attoseconds / 1_000_000_000))
+        guard seconds >= 0 else { return 0 }
+        return UInt64(min(seconds, 3_153_600_000)) * 1_000_000_000 + UInt64(max(0, attoseconds / 1_000_000_000))
     }
 }

@@ -66,13 +66,16 @@ public enum SampleFormat: Sendable, Hashable, CustomStringConvertible {
         switch object["kind"]?.stringValue {
         case "audio"?:
             let type: SampleType
-            switch object["sampleType"]?.stringValue ?? "float32" {
-            case "float32": type = .float32
-            case "int16": type = .int16
-            case let other: throw .invalidParams("\"format.sampleType\" must be float32 or int16, not \(other)")
+            switch object["sampleType"] {
+            case nil, "float32"?: type = .float32
+            case "int16"?: type = .int16
+            case let other?: throw .invalidParams("\"format.sampleType\" must be \"float32\" or \"int16\", not \(String(decoding: JSONWriter.encode(other), as: UTF8.self))")
             }
             self = .audio(sampleRate: try integer("sampleRate"), channels: try integer("channels"), sampleType: type)
         case "video"?:
+            if let pixels = object["pixelFormat"], pixels != "I420" {
+                throw .invalidParams("\"format.pixelFormat\" must be \"I420\", not \(String(decoding: JSONWriter.encode(pixels), as: UTF8.self))")
+            }
             self = .video(width: try integer("width"), height: try integer("height"), frameRate: try integer("frameRate"))
         default:
             throw .invalidParams("\"format.kind\" must be audio or video")

@@ -1,6 +1,7 @@
 import Atomics
 import CLinuxHelpers
 import Glibc
+import Synchronization
 
 /// A single-producer, single-consumer ring of sample records in shared memory (IPC/README.md §13):
 /// a sealed memfd mapped by the producer (an app) and the consumer (a driver), and an eventfd that
@@ -18,6 +19,10 @@ public final class SampleRing: @unchecked Sendable {
     public let wakeupFD: Int32
     private let base: UnsafeMutableRawPointer
     private let mappedSize: Int
+    /// Each side's own position, kept here and only published to the shared header: what a peer
+    /// writes there can make a call fail, never make this side write or read out of place.
+    private let ownWritePosition: Atomic<UInt64>
+    private let ownReadPosition: Atomic<UInt64>
 
     static let magic: UInt32 = 0x5253_524D  // "MRSR" in memory order
     static let layoutVersion: UInt32 = 1
@@ -58,6 +63,7 @@ public final class SampleRing: @unchecked Sendable {
     /// Makes a ring for `format` (what the supervisor does): a sealed memfd with its header written,
     /// and an eventfd. `capacity` is rounded up to a power of two.
     public static func create(format: SampleFormat, capacity requested: Int) throws(SampleRingError) -> SampleRing {
+        if let problem = format.problem { throw SampleRingError("cannot make a ring for \(format): \(problem)") }
         var capacity = 4096
         while capacity < requested && capacity < maximumCapacity { capacity <<= 1 }
         let memory = clh_memfd_create("mediaroute-ring")
@@ -109,29 +115,45 @@ public final class SampleRing: @unchecked Sendable {
             close(wakeup)
             return SampleRingError("the sample ring is unusable: \(reason)")
         }
+        // The seals first: a size read before them could change before the mapping.
+        guard clh_size_is_sealed(memory) == 1 else {
+            throw fail("its shared memory's size is not sealed (shrink, grow and seal), so a peer could truncate it")
+        }
         var status = stat()
-        guard fstat(memory, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { throw fail("its memory descriptor is not a shared-memory file") }
-        guard clh_size_is_sealed(memory) == 1 else { throw fail("its shared memory's size is not sealed, so a peer could truncate it") }
+        guard fstat(memory, &status) == 0 else { throw fail("cannot read its shared memory's size (\(String(cString: strerror(errno))))") }
+        guard status.st_mode & S_IFMT == S_IFREG else { throw fail("its memory descriptor is not a shared-memory file") }
+        // A wake-up read must never block (IPC/README.md §13.1), whatever the peer sent.
+        let flags = fcntl(wakeup, F_GETFL)
+        guard flags >= 0, fcntl(wakeup, F_SETFL, flags | O_NONBLOCK) == 0 else { throw fail("its wake-up descriptor is not usable (\(String(cString: strerror(errno))))") }
         let size = Int(status.st_size)
         guard size > Self.headerSize, size - Self.headerSize <= Self.maximumCapacity else { throw fail("its shared memory is \(size) bytes") }
         guard let base = mmap(nil, size, PROT_READ | PROT_WRITE, MAP_SHARED, memory, 0), base != MAP_FAILED else {
             throw fail("it cannot be mapped (\(String(cString: strerror(errno))))")
         }
         func field(_ offset: Int) -> Int { Int(base.load(fromByteOffset: offset, as: UInt32.self)) }
-        let capacity = Int(base.load(fromByteOffset: Offset.capacity, as: UInt64.self))
+        let rawCapacity = base.load(fromByteOffset: Offset.capacity, as: UInt64.self)
+        let capacity = Int(truncatingIfNeeded: rawCapacity)
         var problem: String?
-        if base.load(fromByteOffset: Offset.magic, as: UInt32.self) != Self.magic { problem = "its header has no MRSR Self.magic" }
+        if base.load(fromByteOffset: Offset.magic, as: UInt32.self) != Self.magic { problem = "its header does not start with the magic \"MRSR\"" }
         else if base.load(fromByteOffset: Offset.version, as: UInt32.self) != Self.layoutVersion { problem = "its layout version is \(field(Offset.version)), not \(Self.layoutVersion)" }
-        else if capacity <= 0 || capacity & (capacity - 1) != 0 || Self.headerSize + capacity != size { problem = "its capacity \(capacity) does not match its \(size) bytes" }
+        else if field(Offset.headerSize) != Self.headerSize { problem = "its header size is \(field(Offset.headerSize)), not \(Self.headerSize)" }
+        else if rawCapacity < 4096 || rawCapacity & (rawCapacity - 1) != 0 || UInt64(size - Self.headerSize) != rawCapacity {
+            problem = "its capacity \(rawCapacity) is not a power of two of at least 4096 matching its \(size) bytes"
+        }
         let format: SampleFormat
         switch (field(Offset.kind), SampleFormat.SampleType(rawValue: field(Offset.formatC))) {
         case (1, let type?): format = .audio(sampleRate: field(Offset.formatA), channels: field(Offset.formatB), sampleType: type)
-        case (2, _): format = .video(width: field(Offset.formatA), height: field(Offset.formatB), frameRate: field(Offset.formatD))
+        case (2, _) where field(Offset.formatC) == 1 && field(Offset.formatE) == 1:
+            format = .video(width: field(Offset.formatA), height: field(Offset.formatB), frameRate: field(Offset.formatD))
         default:
             format = .defaultAudio
-            problem = problem ?? "its header names no known format"
+            problem = problem ?? "its header names no known format (kind \(field(Offset.kind)), sample type or pixel format \(field(Offset.formatC)))"
         }
         if problem == nil, let formatProblem = format.problem { problem = formatProblem }
+        if problem == nil, case .video(let width, _, _) = format,
+           field(Offset.strideY) != width || field(Offset.strideUV) != (width + 1) / 2 {
+            problem = "its strides (\(field(Offset.strideY)), \(field(Offset.strideUV))) are not those of \(width)-pixel I420 rows"
+        }
         if let problem {
             munmap(base, size)
             throw fail(problem)
@@ -146,6 +168,9 @@ public final class SampleRing: @unchecked Sendable {
         wakeupFD = wakeup
         self.base = base
         mappedSize = Self.headerSize + capacity
+        // Only each side writes its own position, and a new ring starts at 0: these are where it left off.
+        ownWritePosition = Atomic(base.load(fromByteOffset: Offset.writePosition, as: UInt64.self) & ~15)
+        ownReadPosition = Atomic(base.load(fromByteOffset: Offset.readPosition, as: UInt64.self) & ~15)
     }
 
     deinit {
@@ -176,12 +201,15 @@ public final class SampleRing: @unchecked Sendable {
         }
         if consumerClosed { return .consumerClosed }
         let need = Self.recordHeaderSize + Self.align(payload.count)
-        let writePosition = atomic(Offset.writePosition).load(ordering: .relaxed)
+        let writePosition = ownWritePosition.load(ordering: .relaxed)
         let readPosition = atomic(Offset.readPosition).load(ordering: .acquiring)
+        guard readPosition <= writePosition, writePosition - readPosition <= UInt64(capacity) else {
+            throw SampleRingError("the consumer's read position (\(readPosition)) is impossible next to the write position (\(writePosition))")
+        }
         let offset = Int(writePosition % UInt64(capacity))
         let tail = capacity - offset
         let total = need + (tail < need ? tail : 0)
-        guard writePosition >= readPosition, writePosition - readPosition + UInt64(total) <= UInt64(capacity) else {
+        guard writePosition - readPosition <= UInt64(capacity - total) else {
             atomic(Offset.overruns).wrappingIncrement(ordering: .relaxed)
             return .full
         }
@@ -196,7 +224,8 @@ public final class SampleRing: @unchecked Sendable {
         (data + at + 4).storeBytes(of: UInt32(0), as: UInt32.self)
         (data + at + 8).storeBytes(of: timestamp, as: UInt64.self)
         if let source = payload.baseAddress { (data + at + Self.recordHeaderSize).copyMemory(from: source, byteCount: payload.count) }
-        atomic(Offset.writePosition).store(writePosition + UInt64(total), ordering: .sequentiallyConsistent)
+        ownWritePosition.store(writePosition &+ UInt64(total), ordering: .relaxed)
+        atomic(Offset.writePosition).store(writePosition &+ UInt64(total), ordering: .sequentiallyConsistent)
         atomic(Offset.recordsWritten).wrappingIncrement(ordering: .relaxed)
         atomic(Offset.lastWrite).store(Self.monotonicNow(), ordering: .relaxed)
         // Wake the consumer only if it sleeps (or is about to): no system call per record otherwise.
@@ -219,7 +248,7 @@ public final class SampleRing: @unchecked Sendable {
     /// Visits the oldest record (payload and timestamp) and releases it; false if the ring is empty.
     /// The payload is valid only inside `body`.
     public func read(_ body: (UnsafeRawBufferPointer, UInt64) -> Void) throws(SampleRingError) -> Bool {
-        var readPosition = atomic(Offset.readPosition).load(ordering: .relaxed)
+        var readPosition = ownReadPosition.load(ordering: .relaxed)
         while true {
             let writePosition = atomic(Offset.writePosition).load(ordering: .acquiring)
             guard writePosition != readPosition else { return false }
@@ -231,16 +260,21 @@ public final class SampleRing: @unchecked Sendable {
             let length = Int((data + offset).load(as: UInt32.self))
             let flags = (data + offset + 4).load(as: UInt32.self)
             let size = Self.recordHeaderSize + Self.align(length)
-            guard size <= available, offset + size <= capacity else {
+            guard size <= available else {
                 throw SampleRingError("a record claims \(length) bytes, more than the \(available) written")
+            }
+            guard offset + size <= capacity else {
+                throw SampleRingError("a record of \(length) bytes at offset \(offset) runs past the end of the \(capacity)-byte ring")
             }
             if flags & 1 != 0 {  // padding to the end of the data area
                 readPosition += UInt64(size)
+                ownReadPosition.store(readPosition, ordering: .relaxed)
                 atomic(Offset.readPosition).store(readPosition, ordering: .releasing)
                 continue
             }
             let timestamp = (data + offset + 8).load(as: UInt64.self)
             body(UnsafeRawBufferPointer(start: data + offset + Self.recordHeaderSize, count: length), timestamp)
+            ownReadPosition.store(readPosition + UInt64(size), ordering: .relaxed)
             atomic(Offset.readPosition).store(readPosition + UInt64(size), ordering: .releasing)
             atomic(Offset.recordsRead).wrappingIncrement(ordering: .relaxed)
             atomic(Offset.lastRead).store(Self.monotonicNow(), ordering: .relaxed)
@@ -248,7 +282,8 @@ public final class SampleRing: @unchecked Sendable {
         }
     }
 
-    /// Sleeps until a record is there (or the producer closed), at most `timeout`; true if one is.
+    /// Sleeps until a record is there, the producer closed, or `timeout` passed; true if a record
+    /// is there. After the producer closed it returns at once: check `producerClosed`.
     public func waitForRecord(timeout: Duration) -> Bool {
         // A wake-up left from before is reset first, here rather than after waking: the way from
         // the producer's write to this side running is one system call (poll), not two.
@@ -258,7 +293,7 @@ public final class SampleRing: @unchecked Sendable {
         waiting.store(1, ordering: .sequentiallyConsistent)
         if hasRecord || producerClosed {
             waiting.store(0, ordering: .relaxed)
-            return true
+            return hasRecord
         }
         var ready = pollfd(fd: wakeupFD, events: Int16(POLLIN), revents: 0)
         let milliseconds = Int32(clamping: timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
@@ -267,8 +302,11 @@ public final class SampleRing: @unchecked Sendable {
         return hasRecord
     }
 
+    /// Whether the consumer is asleep in `waitForRecord` (for tests).
+    var consumerIsWaiting: Bool { atomic32(Offset.consumerWaiting).load(ordering: .sequentiallyConsistent) != 0 }
+
     private var hasRecord: Bool {
-        atomic(Offset.writePosition).load(ordering: .sequentiallyConsistent) != atomic(Offset.readPosition).load(ordering: .relaxed)
+        atomic(Offset.writePosition).load(ordering: .sequentiallyConsistent) != ownReadPosition.load(ordering: .relaxed)
     }
 
     /// Counts a time the consumer needed data and had none (a gap in what it sends on).

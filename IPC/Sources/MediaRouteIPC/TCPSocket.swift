@@ -38,6 +38,8 @@ public enum TCPSocket {
             var length = socklen_t(MemoryLayout<Int32>.size)
             if waited == 0 {
                 failure = ETIMEDOUT
+            } else if waited < 0 {
+                failure = errno
             } else if getsockopt(fd, SOL_SOCKET, SO_ERROR, &failure, &length) != 0 {
                 failure = errno
             }
@@ -100,6 +102,11 @@ public final class TCPListener: EventLoopIOHandler, @unchecked Sendable {
     public let loop: EventLoop
     private let fd: Int32
     private let onAccept: @Sendable (Int32, _ peer: String) -> Void
+    // Loop-thread state:
+    private var open = true
+    private var pausedForDescriptors = false
+    /// How long to stop accepting when the process is out of descriptors, rather than spin.
+    static let descriptorPause: Duration = .milliseconds(100)
 
     /// Listens on `host` (numeric IPv4; 0.0.0.0 for every interface) and `port` (0 picks a free one).
     public init(host: String = "0.0.0.0", port: UInt16 = 0, loop: EventLoop = .shared,
@@ -130,22 +137,40 @@ public final class TCPListener: EventLoopIOHandler, @unchecked Sendable {
                 })
             }
         }
+        if case .failure = result { Glibc.close(fd) }
         try result.get()
     }
 
     public func handleIOEvents(_ events: UInt32) {
-        while true {
+        while open {
             let client = clh_accept(fd)
-            guard client >= 0 else { return }
+            if client < 0 {
+                // Out of descriptors: the pending connection stays readable, so stop listening a
+                // moment instead of being woken for it again and again.
+                if errno == EMFILE || errno == ENFILE { pauseAccepting() }
+                return
+            }
             TCPSocket.noDelay(client)
             let peer = TCPSocket.address(of: client, peer: true).map { "\($0.host):\($0.port)" } ?? "?"
             onAccept(client, peer)
         }
     }
 
-    /// Stops accepting.
+    private func pauseAccepting() {
+        guard !pausedForDescriptors else { return }
+        pausedForDescriptors = true
+        loop.setEvents(fd: fd, events: 0)
+        _ = loop.schedule(after: Self.descriptorPause) { [self] in
+            pausedForDescriptors = false
+            if open { loop.setEvents(fd: fd, events: EPOLLIN.rawValue) }
+        }
+    }
+
+    /// Stops accepting; safe to call twice.
     public func close() {
         loop.execute { [self] in
+            guard open else { return }
+            open = false
             loop.deregister(fd: fd)
             Glibc.close(fd)
         }

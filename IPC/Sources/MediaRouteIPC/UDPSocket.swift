@@ -46,7 +46,7 @@ public enum UDPSocket {
         return fd
     }
 
-    private static func address(_ host: String, _ port: UInt16) throws(IPCSystemError) -> sockaddr_in {
+    static func address(_ host: String, _ port: UInt16) throws(IPCSystemError) -> sockaddr_in {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = port.bigEndian
@@ -56,27 +56,45 @@ public enum UDPSocket {
 }
 
 /// Hands every datagram arriving on a bound UDP socket to `onDatagram`, on the event loop thread.
-/// Owns the socket: `close()` stops and closes it.
+/// Owns the socket (closed on a failed `init` too): `close()` stops and closes it.
 public final class DatagramReceiver: EventLoopIOHandler, @unchecked Sendable {
     public let fd: Int32
     private let loop: EventLoop
     private let onDatagram: (UnsafeRawBufferPointer) -> Void
+    private let source: in_addr?
     private var buffer = [UInt8](repeating: 0, count: 65536)
     private var open = true
+    /// Datagrams dropped because they came from another host than `onlyFrom`.
+    public private(set) var strangers = 0
 
-    /// Must be created on the loop thread.
-    public init(fd: Int32, loop: EventLoop, onDatagram: @escaping (UnsafeRawBufferPointer) -> Void) throws(IPCSystemError) {
+    /// Must be created on the loop thread. With `onlyFrom` (a numeric IPv4 address), datagrams
+    /// from any other host are dropped unread: a media port must not take packets from anyone.
+    public init(fd: Int32, loop: EventLoop, onlyFrom host: String? = nil, onDatagram: @escaping (UnsafeRawBufferPointer) -> Void) throws(IPCSystemError) {
         self.fd = fd
         self.loop = loop
         self.onDatagram = onDatagram
-        try loop.register(fd: fd, events: EPOLLIN.rawValue, handler: self)
+        do {
+            source = try host.map { host throws(IPCSystemError) in try UDPSocket.address(host, 0).sin_addr }
+            try loop.register(fd: fd, events: EPOLLIN.rawValue, handler: self)
+        } catch {
+            Glibc.close(fd)
+            throw error
+        }
     }
 
     public func handleIOEvents(_ events: UInt32) {
         // A bounded batch per wake-up, so one busy stream cannot starve the loop.
+        var from = sockaddr_in()
         for _ in 0..<256 where open {
-            let n = recv(fd, &buffer, buffer.count, 0)
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let n = withUnsafeMutablePointer(to: &from) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { recvfrom(fd, &buffer, buffer.count, 0, $0, &length) }
+            }
             guard n > 0 else { return }
+            if let source, from.sin_addr.s_addr != source.s_addr {
+                strangers += 1
+                continue
+            }
             buffer.withUnsafeBytes { onDatagram(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
         }
     }

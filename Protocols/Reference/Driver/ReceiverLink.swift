@@ -31,6 +31,8 @@ final class ReceiverLink {
     private let onEvent: (Event) -> Void
     private var connection: Connection?
     private var closedOnPurpose = false
+    /// A reconnection loop is running: drops of its own attempts are its business.
+    private var reconnecting = false
     private(set) var volume = 0.5
     private(set) var muted = false
     private let commands: AsyncStream<(String, JSONObject)>.Continuation
@@ -76,10 +78,10 @@ final class ReceiverLink {
         do {
             _ = try await request(ReferenceProtocol.Method.authToken, ["token": .string(token)])
             return true
-        } catch {
+        } catch where error.code == .authorizationFailed {
             credentials.remember(nil, for: device.id)  // the receiver forgot us: pair again
             return false
-        }
+        }  // a timeout or a drop says nothing about the token: keep it
     }
 
     /// Asks the receiver to show a code (or to expect its password); returns what to ask the person for.
@@ -121,6 +123,12 @@ final class ReceiverLink {
         } catch {
             throw MediaDeviceError(.connectionFailed, "\(device.displayName) at \(host):\(port) did not complete the handshake: \(error)")
         }
+        // The token is a bearer secret: only the receiver that was announced may see it.
+        let answered = await connection.peer?.identity["id"]?.stringValue
+        guard answered == announcement.id else {
+            await connection.close()
+            throw MediaDeviceError(.connectionFailed, "the receiver at \(host):\(port) is \(answered.map { "\"\($0)\"" } ?? "unnamed"), not \(device.displayName) (\"\(announcement.id)\"); its address changed hands")
+        }
         self.connection = connection
         Task { @MainActor [weak self] in
             let reason = await connection.waitUntilClosed()
@@ -130,9 +138,11 @@ final class ReceiverLink {
 
     /// The connection closed without us asking: get it back, or give the receiver up.
     private func dropped(_ dropped: Connection, _ reason: RPCError) {
-        guard connection === dropped, !closedOnPurpose else { return }
+        guard connection === dropped, !closedOnPurpose, !reconnecting else { return }
         connection = nil
+        reconnecting = true
         Task { @MainActor in
+            defer { reconnecting = false }
             for delay in Self.reconnectDelays {
                 try? await Task.sleep(for: delay)
                 if closedOnPurpose { return }
@@ -198,6 +208,8 @@ final class ReceiverLink {
         case ReferenceProtocol.Event.volumeChanged:
             updateVolume(params)
             onEvent(.volume(level: volume, muted: muted))
+        case ReferenceProtocol.Event.keyframeRequest:
+            if let stream = params["stream"]?.stringValue { onEvent(.keyframeRequest(stream: stream)) }
         case ReferenceProtocol.Event.appData:
             if let application = params["application"]?.stringValue, let text = params["data"]?.stringValue, let data = Data(base64Encoded: text) {
                 onEvent(.data(application: application, session: params["session"]?.stringValue, data))

@@ -211,7 +211,8 @@ final class ReferenceDriver: MediaDeviceExtension, RealtimeSampleHandling {
             guard name == session.id, let playback = playbacks[session.id] else { return }
             playback.update(state)
             routingManager.playbackStateChanged(session: session)
-            if state.phase == .failed {
+            // Failed, or replaced by another controller's play: nothing more can happen in it.
+            if state.phase == .failed || error != nil {
                 playbacks[session.id] = nil
                 routingManager.sessionFailed(session, error: MediaDeviceError(.sessionFailed, "\(link.device.displayName): \(error ?? "playback failed")"))
             }
@@ -223,8 +224,8 @@ final class ReferenceDriver: MediaDeviceExtension, RealtimeSampleHandling {
         case .keyframeRequest(let stream):
             senders[stream]?.sender?.requestKeyframe()
         case .restored:
-            // The receiver paused the session when we dropped (PROTOCOL.md §2); its next state says so.
-            if playbacks[session.id] != nil { link.send(ReferenceProtocol.Method.status, [:]) }
+            // The receiver paused the session when we dropped (PROTOCOL.md §2): learn where it stands.
+            if playbacks[session.id] != nil { Task { await self.resynchronize(session, over: link) } }
         case .lost(let why):
             FileHandle.standardError.write(Data("\(why)\n".utf8))
             links.removeValue(forKey: session.id)?.close()
@@ -232,6 +233,21 @@ final class ReferenceDriver: MediaDeviceExtension, RealtimeSampleHandling {
             if catalog.entry(link.device.id) == nil { reported[link.device.id] = nil }
             // The system ends the route and pauses what played there.
             routingManager.lostDevice(link.device)
+        }
+    }
+
+    /// After a reconnection: the session's state as the receiver has it, or its end if the
+    /// receiver no longer has it.
+    private func resynchronize(_ session: MediaOutputSession, over link: ReceiverLink) async {
+        guard let answer = try? await link.request(ReferenceProtocol.Method.status, [:]), let playback = playbacks[session.id] else { return }
+        link.updateVolume(answer.objectValue)
+        let mine = answer.objectValue?["sessions"]?.arrayValue?.first { $0.objectValue?["session"]?.stringValue == session.id }
+        if let state = ReceiverPlaybackState(json: mine?.objectValue?["state"]) {
+            playback.update(state)
+            routingManager.playbackStateChanged(session: session)
+        } else {
+            playbacks[session.id] = nil
+            routingManager.sessionFailed(session, error: MediaDeviceError(.sessionFailed, "\(link.device.displayName) no longer has this session (it ended or was replaced while the connection was down)"))
         }
     }
 

@@ -85,6 +85,8 @@ final class SampleSender: @unchecked Sendable {
             if let failure { throw failure }
             if got {
                 started = true
+            } else if stream.ring.producerClosed {
+                return  // the app ended the stream and everything it wrote is sent
             } else if !stream.ring.waitForRecord(timeout: patience), started, !stream.ring.producerClosed {
                 stream.ring.noteUnderrun()  // nothing within two frame durations of a started stream: the device goes without
             }
@@ -105,7 +107,10 @@ final class SampleSender: @unchecked Sendable {
                 do { try encoder.add(record, send: send) } catch { failure = error }
             }
             if let failure { throw failure }
-            if !got { _ = stream.ring.waitForRecord(timeout: .milliseconds(100)) }
+            if !got {
+                if stream.ring.producerClosed { return }  // the app ended the stream and everything it wrote is sent
+                _ = stream.ring.waitForRecord(timeout: .milliseconds(100))
+            }
         }
     }
 }

@@ -26,6 +26,9 @@ final class MediaPlayer: @unchecked Sendable {
     private(set) var failure: String?
     private let loop: EventLoop
     private let ffmpeg: String
+    static let setpriv = "/usr/bin/setpriv"
+    /// A URL that cannot be probed in this long (a server that trickles) is refused.
+    static let probeTimeout: Duration = .seconds(15)
     /// Called on the loop when playback ends, fails, or reports progress.
     var onChange: () -> Void = {}
 
@@ -40,11 +43,15 @@ final class MediaPlayer: @unchecked Sendable {
         let output: ChildOutput
         do {
             output = try await ChildOutput.run(ffprobe, ["-v", "error", "-rw_timeout", "5000000", "-show_entries", "format=duration:format_tags=title",
-                                                         "-of", "default=noprint_wrappers=1", url])
+                                                         "-of", "default=noprint_wrappers=1", url],
+                                               outputLimit: 64 * 1024, timeout: Self.probeTimeout)
         } catch {
             throw ReferenceProtocolError(.mediaFailed, "cannot run ffprobe: \(error)")
         }
         guard output.termination == .exited(0) else {
+            if output.termination == .signalled(SIGKILL) {
+                throw ReferenceProtocolError(.mediaFailed, "cannot play \(url): finding out what it is took longer than \(Self.probeTimeout)")
+            }
             let reason = output.standardError.split(separator: "\n").last.map(String.init) ?? "\(output.termination)"
             throw ReferenceProtocolError(.mediaFailed, "cannot play \(url): \(reason)")
         }
@@ -121,6 +128,7 @@ final class MediaPlayer: @unchecked Sendable {
         let id: Int
         let child: ChildProcess
         let start: Double
+        /// ffmpeg's last line on standard error.
         var errors = ""
         var watchers: [DescriptorWatcher] = []
         var stopping = false
@@ -134,11 +142,12 @@ final class MediaPlayer: @unchecked Sendable {
     private func startSegment(at start: Double) {
         guard let media else { return }
         var progress: [Int32] = [-1, -1], errors: [Int32] = [-1, -1]
-        guard clh_pipe_cloexec(&progress) == 0, clh_pipe_cloexec(&errors) == 0 else {
-            fail("cannot create a pipe for ffmpeg: \(String(cString: strerror(errno)))")
+        let devNull = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        guard devNull >= 0, clh_pipe_cloexec(&progress) == 0, clh_pipe_cloexec(&errors) == 0 else {
+            fail("cannot create pipes for ffmpeg: \(String(cString: strerror(errno)))")
+            ([devNull] + progress + errors).filter { $0 >= 0 }.forEach { _ = close($0) }
             return
         }
-        let devNull = open("/dev/null", O_RDONLY | O_CLOEXEC)
         defer { close(devNull); close(progress[1]); close(errors[1]) }
         var arguments = ["-hide_banner", "-nostdin", "-loglevel", "error", "-progress", "pipe:1", "-stats_period", "0.5",
                          "-readrate", String(speed)]
@@ -146,7 +155,11 @@ final class MediaPlayer: @unchecked Sendable {
         arguments += ["-rw_timeout", "5000000", "-i", media.url, "-f", "null", "-"]
         let child: ChildProcess
         do {
-            child = try ChildProcess(executable: ffmpeg, arguments: arguments, standardInput: devNull, standardOutput: progress[1], standardError: errors[1])
+            // setpriv gives ffmpeg a parent-death signal: a receiver that is killed leaves no player behind.
+            // (It is tied to the spawning thread, which is the event loop's, living as long as we do.)
+            let (executable, wrapped) = access(Self.setpriv, X_OK) == 0
+                ? (Self.setpriv, ["--pdeathsig", "KILL", "--", ffmpeg] + arguments) : (ffmpeg, arguments)
+            child = try ChildProcess(executable: executable, arguments: wrapped, standardInput: devNull, standardOutput: progress[1], standardError: errors[1])
         } catch {
             close(progress[0]); close(errors[0])
             fail("cannot start ffmpeg: \(error)")
@@ -158,7 +171,7 @@ final class MediaPlayer: @unchecked Sendable {
         phase = .playing
         anchor = (start, .now)
         watch(progress[0], segment) { [weak self] line in self?.progressLine(line, segment) }
-        watch(errors[0], segment) { line in segment.errors += line + "\n" }
+        watch(errors[0], segment) { line in segment.errors = line }  // the last line says why it stopped
         let loop = self.loop
         Task { [weak self] in
             let termination = await child.exitStatus(loop: loop)

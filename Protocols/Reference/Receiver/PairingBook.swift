@@ -17,6 +17,8 @@ final class PairingBook: @unchecked Sendable {
     private var lockedUntil: ContinuousClock.Instant?
 
     static let codeLifetime: Duration = .seconds(120)
+    /// Pairings in progress at once: anyone may claim a new controllerId, so this is bounded.
+    static let maximumPending = 16
     static let attemptsBeforeLockout = 3
     static let firstLockout: Duration = .seconds(30)
 
@@ -39,6 +41,12 @@ final class PairingBook: @unchecked Sendable {
 
     /// Starts pairing: a fresh code for `controller` (shown by the caller), or nothing for a password.
     func begin(for controller: String) -> (method: JSONValue, code: String?) {
+        let now = ContinuousClock.now
+        pending = pending.filter { $0.value.until > now }
+        if pending[controller] == nil, pending.count >= Self.maximumPending,
+           let oldest = pending.min(by: { $0.value.until < $1.value.until })?.key {
+            pending[oldest] = nil
+        }
         switch authorization {
         case .pin4, .pin6:
             let length = authorization == .pin4 ? 4 : 6
@@ -81,8 +89,14 @@ final class PairingBook: @unchecked Sendable {
         pending[controller] = nil
         var generator = SystemRandomNumberGenerator()
         let token = (0..<4).map { _ in String(format: "%016llx", generator.next() as UInt64) }.joined()
+        let previous = tokens[controller]
         tokens[controller] = token
-        save()
+        do {
+            try save()
+        } catch {
+            tokens[controller] = previous  // a token lost at the next restart is worse than none
+            throw error
+        }
         return token
     }
 
@@ -92,11 +106,13 @@ final class PairingBook: @unchecked Sendable {
                                       data: ["retryAfterSeconds": .integer(seconds)])
     }
 
-    private func save() {
+    private func save() throws(ReferenceProtocolError) {
         let json = JSONValue.object(JSONObject(tokens.sorted { $0.key < $1.key }.map { (key: $0.key, value: .string($0.value)) }))
         let temporary = tokensPath + ".tmp"
-        _ = FileManager.default.createFile(atPath: temporary, contents: Data(JSONWriter.encode(json)), attributes: [.posixPermissions: 0o600])
-        _ = rename(temporary, tokensPath)
+        guard FileManager.default.createFile(atPath: temporary, contents: Data(JSONWriter.encode(json)), attributes: [.posixPermissions: 0o600]),
+              rename(temporary, tokensPath) == 0 else {
+            throw ReferenceProtocolError(.unsupported, "the receiver cannot keep the pairing: writing \(tokensPath) failed (\(String(cString: strerror(errno)))); free space in its state directory and pair again")
+        }
     }
 
     /// Compares without returning early, so timing says nothing about how much of a code was right.

@@ -22,8 +22,16 @@ struct ReceiverConfiguration: Sendable {
 }
 
 /// One controller's connection, and whether it may control the receiver yet.
+/// A stream is named by its controller: two controllers may both call theirs "r1".
+struct StreamKey: Hashable {
+    let controller: String
+    let name: String
+}
+
 final class ControllerLink: @unchecked Sendable {
     let peer: String
+    /// The controller's address without the port: where its RTP must come from.
+    var host: String { peer.lastIndex(of: ":").map { String(peer[..<$0]) } ?? peer }
     /// From the controller's hello (set during the handshake, on the loop).
     let identity = Mutex<(id: String, name: String)?>(nil)
     /// Set on the loop: during the handshake (no pairing needed), or by a token or pairing.
@@ -57,7 +65,8 @@ actor Receiver {
     private var current: (controller: String, session: String, application: String?)?
     private var graceTimer: EventLoop.TimerHandle?
     private var cadence: EventLoop.TimerHandle?
-    private var streams: [String: ReceiverStream] = [:]
+    /// Open streams by controller and the controller's name for each.
+    private var streams: [StreamKey: ReceiverStream] = [:]
     private var listener: TCPListener?
     private var avahi: AvahiConnection?
     private var publication: ServicePublication?
@@ -100,7 +109,7 @@ actor Receiver {
         avahi?.close()
         listener?.close()
         player.stop()
-        for name in streams.keys { stopStream(name) }
+        for key in streams.keys { stopStream(key) }
         for link in links.values { await link.connection?.close() }
         say("stopped")
     }
@@ -174,7 +183,7 @@ actor Receiver {
     /// any more), and keep the session a while for it to come back.
     private func controllerLeft(_ link: ControllerLink) {
         if !links.values.contains(where: { $0.controllerID == link.controllerID }) {
-            for (name, stream) in streams where stream.controller == link.controllerID { stopStream(name) }
+            for key in streams.keys where key.controller == link.controllerID { stopStream(key) }
         }
         guard let current, current.controller == link.controllerID,
               !links.values.contains(where: { $0.authorized && $0.controllerID == link.controllerID }) else { return }
@@ -222,7 +231,10 @@ actor Receiver {
             }
         case M.status:
             var sessions: [JSONValue] = []
-            if let current, current.controller == link.controllerID { sessions.append(["session": .string(current.session), "state": player.state.json]) }
+            // Sessions only for an authorized link: anyone may claim a controllerId before pairing.
+            if let current, link.authorized, current.controller == link.controllerID {
+                sessions.append(["session": .string(current.session), "state": player.state.json])
+            }
             return ["volume": .double(volume), "muted": .bool(muted), "sessions": .array(sessions)]
         default:
             guard link.authorized else {
@@ -245,8 +257,14 @@ actor Receiver {
                 throw ReferenceProtocolError(.noSuchApplication, "\(configuration.name) has no application \(application); it has \(ReceiverApplications.all.joined(separator: ", "))")
             }
             let media = try await MediaPlayer.probe(url, ffprobe: configuration.ffprobe)
+            // The probe took a while: a controller that left meanwhile must not start playing to the room.
+            guard links[ObjectIdentifier(link)] != nil, link.authorized else {
+                throw ReferenceProtocolError(.notAuthorized, "\(link.name) disconnected before \(url) could start")
+            }
             if let previous = current, previous.controller != link.controllerID || previous.session != session {
-                notifyOwner(ReferenceProtocol.Event.playbackEnded, ["session": .string(previous.session), "state": player.state.json,
+                var ended = player.state
+                ended.phase = .ended
+                notifyOwner(ReferenceProtocol.Event.playbackEnded, ["session": .string(previous.session), "state": ended.json,
                                                                     "error": ["code": 2011, "message": .string("replaced by another session on \(configuration.name)")]],
                             controller: previous.controller)
             }
@@ -310,10 +328,10 @@ actor Receiver {
         case M.streamStart:
             return try startStream(params, from: link)
         case M.streamStop:
-            guard let name = params["stream"]?.stringValue, streams[name]?.controller == link.controllerID else {
+            guard let name = params["stream"]?.stringValue, streams[StreamKey(controller: link.controllerID, name: name)] != nil else {
                 throw ReferenceProtocolError(.noSuchSession, "\(link.name) has no stream \(params["stream"]?.stringValue ?? "(none)") on \(configuration.name)")
             }
-            return stopStream(name)
+            return stopStream(StreamKey(controller: link.controllerID, name: name))
         default:
             throw RPCError.methodNotFound(method)
         }
@@ -323,7 +341,8 @@ actor Receiver {
         guard let name = params["stream"]?.stringValue, !name.isEmpty, name.utf8.count <= 64, ReceiverAnnouncement.isIdentifier(name) else {
             throw ReferenceProtocolError(.badRequest, "\"stream\" must be 1-64 of A-Z a-z 0-9 . _ -")
         }
-        guard streams[name] == nil else { throw ReferenceProtocolError(.badRequest, "stream \(name) is already open") }
+        let key = StreamKey(controller: link.controllerID, name: name)
+        guard streams[key] == nil else { throw ReferenceProtocolError(.badRequest, "stream \(name) is already open") }
         func number(_ key: String, _ range: ClosedRange<Int>) throws(ReferenceProtocolError) -> Int {
             guard let value = params[key]?.integerValue, let int = Int(exactly: value), range.contains(int) else {
                 throw ReferenceProtocolError(.badRequest, "\"\(key)\" must be from \(range.lowerBound) to \(range.upperBound)")
@@ -341,25 +360,31 @@ actor Receiver {
         case (let kind, let codec):
             throw ReferenceProtocolError(.unsupported, "\(configuration.name) takes no \(kind ?? "?") stream in \(codec ?? "?") (it takes \(configuration.announcement.txt.first { $0.0 == "caps" }?.1 ?? "nothing"))")
         }
+        // NAME.wav or NAME.h264, unless another controller's stream of that name records there.
+        let recording = configuration.recordDirectory.map { directory in
+            let ext = if case .audio = kind { "wav" } else { "h264" }
+            let plain = "\(directory)/\(name).\(ext)"
+            return streams.values.contains { $0.recording == plain } ? "\(directory)/\(link.controllerID)-\(name).\(ext)" : plain
+        }
         let stream: ReceiverStream
         do {
             stream = try ReceiverStream(name: name, controller: link.controllerID, kind: kind, host: configuration.host,
-                                        recordDirectory: configuration.recordDirectory, reportOnsets: configuration.reportOnsets, loop: loop) { [weak link] in
+                                        sender: link.host, recording: recording, reportOnsets: configuration.reportOnsets, loop: loop) { [weak link] in
                 link?.connection?.post(ReferenceProtocol.Event.keyframeRequest, ["stream": .string(name)])
             }
         } catch {
             throw ReferenceProtocolError(.unsupported, "cannot open stream \(name): \(error)")
         }
-        streams[name] = stream
+        streams[key] = stream
         say("stream \(name) from \(link.name): \(params["kind"]?.stringValue ?? "?") \(params["codec"]?.stringValue ?? "?") on UDP port \(stream.port)")
         return ["port": .integer(Int64(stream.port))]
     }
 
     @discardableResult
-    private func stopStream(_ name: String) -> JSONValue {
-        guard let stream = streams.removeValue(forKey: name) else { return [:] }
+    private func stopStream(_ key: StreamKey) -> JSONValue {
+        guard let stream = streams.removeValue(forKey: key) else { return [:] }
         let summary = stream.stop()
-        say("stream \(name) ended: \(stream.packets) packets, \(stream.lost) lost, \(stream.frames) frames\(stream.recording.map { ", recorded to \($0)" } ?? "")")
+        say("stream \(key.name) ended: \(stream.packets) packets, \(stream.lost) lost, \(stream.frames) frames\(stream.recording.map { ", recorded to \($0)" } ?? "")")
         return summary
     }
 

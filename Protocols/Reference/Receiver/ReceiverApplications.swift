@@ -8,6 +8,8 @@ final class ReceiverApplications: @unchecked Sendable {
     static let all = [echo, notes]
 
     private var noteList: [String] = []
+    /// The notes' total size: `list` must fit in one application message.
+    static let notesCapacity = 256 * 1024
 
     func has(_ application: String) -> Bool { Self.all.contains(application) }
 
@@ -26,7 +28,11 @@ final class ReceiverApplications: @unchecked Sendable {
     private func notes(_ command: String) -> String {
         let trimmed = command.trimmingCharacters(in: .whitespacesAndNewlines)
         if trimmed.hasPrefix("add ") {
-            noteList.append(String(trimmed.dropFirst(4)))
+            let note = String(trimmed.dropFirst(4))
+            guard noteList.reduce(0, { $0 + $1.utf8.count + 1 }) + note.utf8.count <= Self.notesCapacity else {
+                return "full (\(Self.notesCapacity / 1024) KiB of notes); clear first"
+            }
+            noteList.append(note)
             return "noted \(noteList.count)"
         }
         switch trimmed {

@@ -52,12 +52,12 @@ struct ReceiverCommand: AsyncParsableCommand {
         let receiver = try Receiver(configuration: ReceiverConfiguration(name: name, announcement: announcement, password: password, host: host,
                                                                           port: port, stateDirectory: stateDirectory, ffmpeg: ffmpeg, ffprobe: ffprobe,
                                                                           recordDirectory: recordDirectory, reportOnsets: reportOnsets))
-        let signals = SignalPipe([SIGTERM, SIGINT])
+        let signals = try SignalPipe([SIGTERM, SIGINT])
         try await receiver.start()
         let console = Task {
             for await line in StandardInputLines.stream() { await receiver.console(line) }
         }
-        let number = await signals.next()
+        let number = await signals.next() ?? 0
         say("signal \(number): withdrawing")
         console.cancel()
         await receiver.shutdown()

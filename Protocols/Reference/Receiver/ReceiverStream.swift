@@ -36,7 +36,7 @@ final class ReceiverStream: @unchecked Sendable {
 
     // Video
     private var depacketizer = H264Depacketizer()
-    private var video: FileHandle?
+    private var video: RecordingFile?
     private var lastKeyframeRequest: ContinuousClock.Instant?
     private let requestKeyframe: () -> Void
 
@@ -44,8 +44,9 @@ final class ReceiverStream: @unchecked Sendable {
     /// Where the stream is recorded, if it is.
     let recording: String?
 
-    /// Opens the UDP port and the recording; `requestKeyframe` asks the controller for one.
-    init(name: String, controller: String, kind: Kind, host: String, recordDirectory: String?, reportOnsets: Bool, loop: EventLoop,
+    /// Opens the UDP port, taking datagrams from `sender` only, and the recording;
+    /// `requestKeyframe` asks the controller for one.
+    init(name: String, controller: String, kind: Kind, host: String, sender: String, recording: String?, reportOnsets: Bool, loop: EventLoop,
          requestKeyframe: @escaping () -> Void) throws {
         self.name = name
         self.controller = controller
@@ -53,24 +54,23 @@ final class ReceiverStream: @unchecked Sendable {
         self.loop = loop
         self.reportOnsets = reportOnsets
         self.requestKeyframe = requestKeyframe
+        self.recording = recording
         let (fd, port) = try UDPSocket.bind(host: host)
         self.port = port
-        switch kind {
-        case .audio: recording = recordDirectory.map { "\($0)/\(name).wav" }
-        case .video: recording = recordDirectory.map { "\($0)/\(name).h264" }
-        }
-        switch kind {
-        case .audio(let rate, let channels):
-            decoder = try OpusDecoder(sampleRate: rate, channels: channels)
-            pcm = [Float](repeating: 0, count: rate * channels * 120 / 1000)  // room for the longest Opus frame
-            if let recording { wav = try WAVWriter(path: recording, sampleRate: rate, channels: channels) }
-        case .video:
-            if let recording {
-                _ = FileManager.default.createFile(atPath: recording, contents: nil)
-                video = FileHandle(forWritingAtPath: recording)
+        do {
+            switch kind {
+            case .audio(let rate, let channels):
+                decoder = try OpusDecoder(sampleRate: rate, channels: channels)
+                pcm = [Float](repeating: 0, count: rate * channels * 120 / 1000)  // room for the longest Opus frame
+                if let recording { wav = try WAVWriter(path: recording, sampleRate: rate, channels: channels) }
+            case .video:
+                if let recording { video = try RecordingFile(path: recording) }
             }
+        } catch {
+            close(fd)
+            throw error
         }
-        receiver = try DatagramReceiver(fd: fd, loop: loop) { [unowned self] datagram in self.received(datagram) }
+        receiver = try DatagramReceiver(fd: fd, loop: loop, onlyFrom: sender) { [unowned self] datagram in self.received(datagram) }
         if case .audio = kind { scheduleJitterPoll() }
     }
 
@@ -92,7 +92,7 @@ final class ReceiverStream: @unchecked Sendable {
         case .video:
             guard packet.payloadType == ReferenceProtocol.h264PayloadType else { return }
             let output = depacketizer.add(packet)
-            if !output.annexB.isEmpty { video?.write(Data(output.annexB)) }
+            if !output.annexB.isEmpty { output.annexB.withUnsafeBytes { _ = video?.append($0) } }
             if packet.marker && !output.annexB.isEmpty { frames += 1 }
             if output.needsKeyframe, lastKeyframeRequest.map({ ContinuousClock.now - $0 > .milliseconds(300) }) ?? true {
                 lastKeyframeRequest = .now
@@ -154,7 +154,8 @@ final class ReceiverStream: @unchecked Sendable {
         receiver?.close()
         receiver = nil
         wav?.finish()
-        try? video?.close()
+        wav = nil
+        video = nil
         return ["packets": .integer(Int64(packets)), "lost": .integer(Int64(lost)), "frames": .integer(Int64(frames))]
     }
 }

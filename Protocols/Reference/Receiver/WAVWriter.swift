@@ -1,16 +1,14 @@
-import Glibc
-
 /// Writes interleaved Float32 PCM to a WAV file (IEEE float), fixing up its sizes when finished.
+/// A WAV file's sizes are 32-bit: the recording stops just under 4 GiB (about 3 hours of 48 kHz stereo).
 final class WAVWriter {
-    let path: String
-    private let fd: Int32
-    private var dataBytes = 0
+    private let file: RecordingFile
+    private static let headerSize = 44
+
+    var path: String { file.path }
 
     init(path: String, sampleRate: Int, channels: Int) throws(ReceiverError) {
-        self.path = path
-        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw ReceiverError("cannot record to \(path): \(String(cString: strerror(errno)))") }
-        var header = [UInt8](repeating: 0, count: 44)
+        file = try RecordingFile(path: path, limit: Int(UInt32.max) - Self.headerSize)
+        var header = [UInt8](repeating: 0, count: Self.headerSize)
         func put(_ value: UInt32, at offset: Int) { withUnsafeBytes(of: value.littleEndian) { header.replaceSubrange(offset..<(offset + 4), with: $0) } }
         func put16(_ value: UInt16, at offset: Int) { withUnsafeBytes(of: value.littleEndian) { header.replaceSubrange(offset..<(offset + 2), with: $0) } }
         header.replaceSubrange(0..<4, with: Array("RIFF".utf8))
@@ -23,20 +21,18 @@ final class WAVWriter {
         put16(UInt16(channels * 4), at: 32)
         put16(32, at: 34)
         header.replaceSubrange(36..<40, with: Array("data".utf8))
-        _ = header.withUnsafeBytes { write(fd, $0.baseAddress, 44) }
+        _ = header.withUnsafeBytes { file.append($0) }
     }
 
     func append(_ samples: UnsafeBufferPointer<Float>) {
-        let n = write(fd, samples.baseAddress, samples.count * 4)
-        if n > 0 { dataBytes += n }
+        file.append(UnsafeRawBufferPointer(samples))
     }
 
-    /// Writes the final sizes and closes the file.
+    /// Writes the final sizes; the file closes when the writer goes.
     func finish() {
-        var riff = UInt32(36 + dataBytes).littleEndian, data = UInt32(dataBytes).littleEndian
-        _ = pwrite(fd, &riff, 4, 4)
-        _ = pwrite(fd, &data, 4, 40)
-        close(fd)
+        let data = UInt32(file.written - Self.headerSize)
+        file.write(withUnsafeBytes(of: (36 + data).littleEndian, Array.init), at: 4)
+        file.write(withUnsafeBytes(of: data.littleEndian, Array.init), at: 40)
     }
 }
 

@@ -72,7 +72,7 @@ int clh_memfd_create(const char *name);
    cannot truncate it under the other side's mapping (which would be a SIGBUS there). */
 int clh_seal_size(int fd);
 
-/* 1 if a memfd's size is sealed (it can neither shrink nor grow), else 0. */
+/* 1 if a memfd's size is sealed for good (it can neither shrink nor grow, nor be unsealed), else 0. */
 int clh_size_is_sealed(int fd);
 
 /* Accepts a connection, close-on-exec. */
