@@ -1,4 +1,5 @@
 import Foundation
+import MediaCodecs
 import MediaRouteIPC
 import PrivateDaemons
 import ReferenceProtocol
@@ -43,6 +44,41 @@ struct ReceiverTests {
     }
 
     private func code(of error: any Error) -> Int? { (error as? RPCError)?.code.rawValue }
+
+    @Test func aStreamTakesRTPOnlyFromItsControllersHost() async throws {
+        try await withReceiver(["--auth", "none"]) { receiver, _ in
+            let link = try await controller(receiver)
+            let started = try await link.request(ReferenceProtocol.Method.streamStart,
+                                                 ["stream": "s", "kind": "audio", "codec": "opus", "sampleRate": 48_000, "channels": 2]).result
+            let port = UInt16(try #require(started.objectValue?["port"]?.integerValue))
+            // One real Opus packet, sent from another host (127.0.0.2, still this machine's loopback) and from the controller's.
+            let encoder = try OpusRTPEncoder(OpusEncoder.Settings(), sampleType: .float32, payloadType: ReferenceProtocol.opusPayloadType)
+            var packets: [[UInt8]] = []
+            try [Float](repeating: 0.25, count: 960 * 2).withUnsafeBytes { _ = try encoder.add($0) { packets.append(Array($0)) } }
+            let packet = try #require(packets.first)
+            for source in ["127.0.0.2", "127.0.0.1"] {
+                let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+                defer { close(fd) }
+                var from = sockaddr_in(), to = sockaddr_in()
+                from.sin_family = sa_family_t(AF_INET)
+                to.sin_family = sa_family_t(AF_INET)
+                to.sin_port = port.bigEndian
+                inet_pton(AF_INET, source, &from.sin_addr)
+                inet_pton(AF_INET, "127.0.0.1", &to.sin_addr)
+                let bound = withUnsafePointer(to: &from) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+                #expect(bound == 0)
+                let sent = packet.withUnsafeBytes { bytes in
+                    withUnsafePointer(to: &to) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { sendto(fd, bytes.baseAddress, bytes.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+                }
+                #expect(sent == packet.count)
+            }
+            try await Task.sleep(for: .milliseconds(300))  // both datagrams are in; only one may count
+            let summary = try await link.request(ReferenceProtocol.Method.streamStop, ["stream": "s"]).result
+            #expect(summary.objectValue?["packets"] == 1 && summary.objectValue?["frames"] == 1, "\(summary)")
+            try await receiver.waitFor("stream s ended: 1 packets, 0 lost, 1 frames, 1 datagrams from other hosts dropped")
+            await link.close()
+        }
+    }
 
     @Test func garbageAndOversizedFramesCostOnlyTheirConnection() async throws {
         try await withReceiver { receiver, media in

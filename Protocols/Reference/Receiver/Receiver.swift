@@ -384,7 +384,9 @@ actor Receiver {
     private func stopStream(_ key: StreamKey) -> JSONValue {
         guard let stream = streams.removeValue(forKey: key) else { return [:] }
         let summary = stream.stop()
-        say("stream \(key.name) ended: \(stream.packets) packets, \(stream.lost) lost, \(stream.frames) frames\(stream.recording.map { ", recorded to \($0)" } ?? "")")
+        say("stream \(key.name) ended: \(stream.packets) packets, \(stream.lost) lost, \(stream.frames) frames"
+            + (stream.strangers > 0 ? ", \(stream.strangers) datagrams from other hosts dropped" : "")
+            + (stream.recording.map { ", recorded to \($0)" } ?? ""))
         return summary
     }
 

@@ -20,6 +20,8 @@ final class ReceiverStream: @unchecked Sendable {
     private var receiver: DatagramReceiver?
     private(set) var packets = 0
     private(set) var frames = 0
+    /// Datagrams from hosts other than the controller's, dropped unread.
+    private(set) var strangers = 0
     private var invalid = 0
     private var ssrc: UInt32?
 
@@ -151,6 +153,7 @@ final class ReceiverStream: @unchecked Sendable {
     func stop() -> JSONValue {
         if let jitterTimer { loop.cancelTimer(jitterTimer) }
         jitterTimer = nil
+        strangers = receiver?.strangers ?? strangers
         receiver?.close()
         receiver = nil
         wav?.finish()
