@@ -49,7 +49,9 @@ struct PickerScaleBenchmark {
     /// Runs the CLI and returns its wall time; checks the number of devices it listed.
     private func timeCLI(_ arguments: [String], socket: String, expecting count: Int?) throws -> UInt64 {
         let output = NSTemporaryDirectory() + "mediaroute-bench-out-\(getpid())"
+        defer { unlink(output) }
         let fd = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw BenchmarkError("cannot write \(output): \(String(cString: strerror(errno)))") }
         let start = now()
         let cli = try ChildProcess(executable: BenchmarkFiles.sibling("mediaroute"), arguments: ["--socket", socket] + arguments, standardOutput: fd)
         close(fd)
