@@ -13,13 +13,13 @@ import TestSupport
 @Suite("Reference protocol: real-time audio and video", .serialized, .timeLimit(.minutes(3)))
 struct StreamingTests {
     /// A receiver recording into `record`, activated, and an app holding its route.
-    private func route(_ bed: ReferenceTestBed, record: String) async throws -> (AVSystemRoute, ReceiverProcess) {
+    private func route(_ bed: ReferenceTestBed, record: String, receiverArguments: [String] = []) async throws -> (AVSystemRoute, ReceiverProcess) {
         let app = bed.app()
         let observer = AppObserver()
         #expect(app.addObserver(observer))
         let view = PickerView()
         let picker = await bed.supervisor.openPicker { view.update($0) }
-        let receiver = try await bed.receiver("Den TV", arguments: ["--auth", "none", "--record", record])
+        let receiver = try await bed.receiver("Den TV", arguments: ["--auth", "none", "--record", record] + receiverArguments)
         try await bed.waitForPicker(view, ["Den TV"])
         await bed.supervisor.closePicker(picker.id)
         try await bed.activate("Den TV") { _ in nil }
@@ -104,6 +104,34 @@ struct StreamingTests {
             #expect(decoded.count == written.count)
             let psnr = Self.psnr(decoded, written)
             #expect(psnr >= 30, "PSNR \(psnr) dB")
+        }
+    }
+
+    @Test func aLostVideoPacketBringsAKeyframeAndThePictureBack() async throws {
+        try await ReferenceTestBed.run { bed in
+            let record = bed.harness.root + "/recordings"
+            // The receiver loses one packet well after the first keyframe; the next natural one would
+            // come only after 60 frames, so every frame after the loss needs the requested keyframe.
+            let (route, receiver) = try await route(bed, record: record, receiverArguments: ["--drop-video-packet", "25"])
+            let (width, height, fps, frames) = (320, 240, 30, 60)
+            let stream = try await route.startVideoStream(width: width, height: height, frameRate: fps)
+            let pattern = TestPattern(width: width, height: height)
+            let start = ContinuousClock.now
+            for index in 0..<frames {
+                #expect(try pattern.frame(index).withUnsafeBytes { try stream.write(frame: $0) })
+                try await Task.sleep(until: start + .milliseconds(1000 * (index + 1) / fps))
+            }
+            try await waitUntil("the driver read every frame") { stream.statistics.recordsRead == UInt64(frames) }
+            try await stream.stop()
+            try await receiver.waitFor("stream r1 ended: ")
+            #expect(receiver.output.contains("dropped packet 25 on purpose"))
+            let keyframes = try await ChildOutput.run("/usr/bin/ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "frame=key_frame",
+                                                                            "-of", "csv=p=0", record + "/r1.h264"])
+            let flags = keyframes.standardOutput.split(separator: "\n").map { $0.hasPrefix("1") }
+            #expect(flags.filter { $0 }.count >= 2, "a second keyframe after the loss: \(flags)")
+            // Only the frames between the loss and the requested keyframe are missing (x264 also cuts
+            // to a keyframe at scene changes, but without the request a dozen or more frames go).
+            #expect(flags.count >= frames - 8, "\(flags.count) of \(frames) frames decode")
         }
     }
 

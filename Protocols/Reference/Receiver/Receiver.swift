@@ -19,15 +19,18 @@ struct ReceiverConfiguration: Sendable {
     var recordDirectory: String?
     /// Print when decoded audio starts after silence (for latency measurements).
     var reportOnsets = false
+    /// Drop this RTP packet (1-based) of every video stream, as a lossy network would: for tests of
+    /// keyframe requests.
+    var dropVideoPacket: Int?
 }
 
-/// One controller's connection, and whether it may control the receiver yet.
 /// A stream is named by its controller: two controllers may both call theirs "r1".
 struct StreamKey: Hashable {
     let controller: String
     let name: String
 }
 
+/// One controller's connection, and whether it may control the receiver yet.
 final class ControllerLink: @unchecked Sendable {
     let peer: String
     /// The controller's address without the port: where its RTP must come from.
@@ -369,7 +372,8 @@ actor Receiver {
         let stream: ReceiverStream
         do {
             stream = try ReceiverStream(name: name, controller: link.controllerID, kind: kind, host: configuration.host,
-                                        sender: link.host, recording: recording, reportOnsets: configuration.reportOnsets, loop: loop) { [weak link] in
+                                        sender: link.host, recording: recording, reportOnsets: configuration.reportOnsets,
+                                        dropVideoPacket: configuration.dropVideoPacket, loop: loop) { [weak link] in
                 link?.connection?.post(ReferenceProtocol.Event.keyframeRequest, ["stream": .string(name)])
             }
         } catch {

@@ -28,6 +28,8 @@ struct ReceiverCommand: AsyncParsableCommand {
     @Option(name: .customLong("state-dir"), help: "Where paired controllers and the device id are kept.") var stateDirectory: String
     @Option(name: .customLong("record"), help: "Record real-time streams into this directory (STREAM.wav, STREAM.h264).") var recordDirectory: String?
     @Flag(name: .customLong("report-onsets"), help: "Print the monotonic time at which decoded audio starts after silence.") var reportOnsets = false
+    @Option(name: .customLong("drop-video-packet"), help: ArgumentHelp("Drop this RTP packet (1-based) of every video stream, as a lossy network would.", visibility: .hidden))
+    var dropVideoPacket: Int?
 
     func validate() throws {
         guard !name.isEmpty, name.utf8.count <= 63 else { throw ValidationError("--name must be 1 to 63 bytes (a DNS-SD instance name)") }
@@ -51,7 +53,8 @@ struct ReceiverCommand: AsyncParsableCommand {
                                                 volumeControl: .absolute, canMute: true)
         let receiver = try Receiver(configuration: ReceiverConfiguration(name: name, announcement: announcement, password: password, host: host,
                                                                           port: port, stateDirectory: stateDirectory, ffmpeg: ffmpeg, ffprobe: ffprobe,
-                                                                          recordDirectory: recordDirectory, reportOnsets: reportOnsets))
+                                                                          recordDirectory: recordDirectory, reportOnsets: reportOnsets,
+                                                                          dropVideoPacket: dropVideoPacket))
         let signals = try SignalPipe([SIGTERM, SIGINT])
         try await receiver.start()
         let console = Task {

@@ -34,6 +34,7 @@ final class ReceiverStream: @unchecked Sendable {
     private var jitterTimer: EventLoop.TimerHandle?
     /// Onset reporting (for latency measurements): silent frames seen since the last onset.
     private let reportOnsets: Bool
+    private let dropVideoPacket: Int?
     private var silentFrames = 0
 
     // Video
@@ -48,8 +49,9 @@ final class ReceiverStream: @unchecked Sendable {
 
     /// Opens the UDP port, taking datagrams from `sender` only, and the recording;
     /// `requestKeyframe` asks the controller for one.
-    init(name: String, controller: String, kind: Kind, host: String, sender: String, recording: String?, reportOnsets: Bool, loop: EventLoop,
-         requestKeyframe: @escaping () -> Void) throws {
+    init(name: String, controller: String, kind: Kind, host: String, sender: String, recording: String?, reportOnsets: Bool,
+         dropVideoPacket: Int? = nil, loop: EventLoop, requestKeyframe: @escaping () -> Void) throws {
+        self.dropVideoPacket = dropVideoPacket
         self.name = name
         self.controller = controller
         self.kind = kind
@@ -93,6 +95,10 @@ final class ReceiverStream: @unchecked Sendable {
             play(jitter.add(packet))
         case .video:
             guard packet.payloadType == ReferenceProtocol.h264PayloadType else { return }
+            if packets == dropVideoPacket {
+                say("stream \(name): dropped packet \(packets) on purpose (--drop-video-packet)")
+                return
+            }
             let output = depacketizer.add(packet)
             if !output.annexB.isEmpty { output.annexB.withUnsafeBytes { _ = video?.append($0) } }
             if packet.marker && !output.annexB.isEmpty { frames += 1 }
