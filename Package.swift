@@ -110,7 +110,7 @@ let package = Package(
         // The demo: the README's first command.
         .executableTarget(
             name: "mediaroute-demo",
-            dependencies: ["PrivateDaemons", "MediaRouteIPC", "CLinuxHelpers", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["PrivateDaemons", "MediaRouteIPC", "ReferenceProtocol", "CLinuxHelpers", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
 
         // Benchmarks: each compares against a raw C baseline measured in the same run.

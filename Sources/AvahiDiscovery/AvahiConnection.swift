@@ -26,7 +26,7 @@ public final class AvahiConnection: @unchecked Sendable {
     private let closed = Atomic<Bool>(false)
     // Touched only on Avahi's thread or with its lock held:
     private var client: OpaquePointer?
-    private(set) var state = State.unavailable("not connected yet")
+    private var state = State.unavailable("not connected yet")
     private var users: [ObjectIdentifier: AvahiClientUser] = [:]
     private var retry: AvahiTimer?
 
@@ -84,9 +84,6 @@ public final class AvahiConnection: @unchecked Sendable {
             if users.removeValue(forKey: ObjectIdentifier(user)) != nil { user.clientLost() }
         }
     }
-
-    /// The current state, for those that joined late.
-    public var currentState: State { locked { state } }
 
     // MARK: On Avahi's thread (or with the lock held)
 

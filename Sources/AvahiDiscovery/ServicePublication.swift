@@ -17,7 +17,7 @@ public final class ServicePublication: AvahiClientUser, @unchecked Sendable {
     private let handler: @Sendable (Event) -> Void
     // On Avahi's thread or with its lock held:
     private(set) var name: String
-    private var txt: [(String, String)]
+    private let txt: [(String, String)]
     private var group: OpaquePointer?
 
     public init(name: String, type: String, port: UInt16, txt: [(String, String)], on connection: AvahiConnection,
@@ -31,24 +31,8 @@ public final class ServicePublication: AvahiClientUser, @unchecked Sendable {
         connection.add(self)
     }
 
-    /// The name the service is announced under (it changes after a collision).
-    public var currentName: String { connection.locked { name } }
-
     /// Withdraws the service.
     public func cancel() { connection.remove(self) }
-
-    /// Replaces the TXT record (a changed volume control, say) without withdrawing the service.
-    public func update(txt newTXT: [(String, String)]) {
-        connection.locked {
-            txt = newTXT
-            guard let group else { return }
-            let list = ResolvedService.stringList(newTXT)
-            defer { avahi_string_list_free(list) }
-            let code = avahi_entry_group_update_service_txt_strlst(group, anyInterface, ipv4,
-                                                                   AvahiPublishFlags(rawValue: 0), name, type, nil, list)
-            if code < 0 { handler(.failed(AvahiError("cannot update the TXT record of \(name)", code: code).message)) }
-        }
-    }
 
     func clientRunning(_ client: OpaquePointer) {
         if group == nil {

@@ -11,12 +11,19 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-int cbb_opus_encode(const float *pcm, int frames, int frame_size, int channels, int bitrate, int complexity) {
+/* An encoder set as the driver's is: 48 kHz, restricted low delay, the given bitrate and complexity. */
+static OpusEncoder *make_encoder(int channels, int bitrate, int complexity) {
     int error = 0;
     OpusEncoder *encoder = opus_encoder_create(48000, channels, OPUS_APPLICATION_RESTRICTED_LOWDELAY, &error);
-    if (!encoder) return -1;
+    if (!encoder) return NULL;
     opus_encoder_ctl(encoder, OPUS_SET_BITRATE(bitrate));
     opus_encoder_ctl(encoder, OPUS_SET_COMPLEXITY(complexity));
+    return encoder;
+}
+
+int cbb_opus_encode(const float *pcm, int frames, int frame_size, int channels, int bitrate, int complexity) {
+    OpusEncoder *encoder = make_encoder(channels, bitrate, complexity);
+    if (!encoder) return -1;
     unsigned char packet[4000];
     for (int i = 0; i < frames; i++) {
         if (opus_encode_float(encoder, pcm + (size_t)i * frame_size * channels, frame_size, packet, sizeof packet) <= 0) {
@@ -63,8 +70,7 @@ int cbb_opus_udp_latency(int count, uint64_t *latency_ns) {
     struct sockaddr_in address = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
     socklen_t length = sizeof address;
     struct timeval patience = { .tv_sec = 2 };  /* a lost datagram ends the run instead of hanging it */
-    int error = 0;
-    OpusEncoder *encoder = opus_encoder_create(48000, 2, OPUS_APPLICATION_RESTRICTED_LOWDELAY, &error);
+    OpusEncoder *encoder = make_encoder(2, 128000, 10);  /* the driver's settings: 128 kbit/s, complexity 10 */
     if (receiver < 0 || sender < 0 || !encoder || bind(receiver, (struct sockaddr *)&address, sizeof address) != 0 ||
         getsockname(receiver, (struct sockaddr *)&address, &length) != 0 || connect(sender, (struct sockaddr *)&address, sizeof address) != 0 ||
         setsockopt(receiver, SOL_SOCKET, SO_RCVTIMEO, &patience, sizeof patience) != 0) {
@@ -81,9 +87,6 @@ int cbb_opus_udp_latency(int count, uint64_t *latency_ns) {
         close(sender);
         return -1;
     }
-    /* The driver's settings: 128 kbit/s, 20 ms, complexity 10. */
-    opus_encoder_ctl(encoder, OPUS_SET_BITRATE(128000));
-    opus_encoder_ctl(encoder, OPUS_SET_COMPLEXITY(10));
     float pcm[960 * 2];
     for (int i = 0; i < 960 * 2; i++) pcm[i] = (i / 2 % 48) < 24 ? 0.5f : -0.5f;
     unsigned char datagram[4100];

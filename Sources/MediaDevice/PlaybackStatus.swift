@@ -17,8 +17,6 @@ public struct PlaybackStatus: Sendable, Hashable {
     public var selectedSubtitleOption: String?
     public var metadata = AVInterfaceMetadata()
 
-    public init() {}
-
     /// Reads the state a driver's playback control is in now.
     @MainActor
     public init(of control: any AVInterfaceControllable) {

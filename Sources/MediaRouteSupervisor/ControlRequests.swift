@@ -72,7 +72,7 @@ enum ControlRequests {
             if let app, let wanted = params["protocol"]?.stringValue, !app.mayUse(protocol: wanted) {
                 throw MediaDeviceError(.unsupported, "\(app.applicationIdentifier) did not declare \(wanted) among its supported protocols")
             }
-            return try await supervisor.activate(device, protocolID: params["protocol"]?.stringValue, app: app, owner: app?.id) { pairing in
+            return try await supervisor.activate(device, protocolID: params["protocol"]?.stringValue, app: app) { pairing in
                 // Pairing prompts go to the client that started the activation; no answer cancels.
                 let question: JSONObject = ["device": .string(pairing.deviceName), "protocolName": .string(pairing.protocolName),
                                             "reason": .string(pairing.reason), "authorizationMethod": pairing.method.json]

@@ -79,9 +79,14 @@ final class ControlClient: Sendable {
 extension RPCHandlers {
     /// Registers `body` for `method`; media-device errors travel with their own codes.
     mutating func on(_ method: String, _ body: @escaping @Sendable (IncomingRequest) async throws -> JSONValue) {
+        on(method, replying: { RPCReply(try await body($0)) })
+    }
+
+    /// The same, for an answer that carries descriptors.
+    mutating func on(_ method: String, replying body: @escaping @Sendable (IncomingRequest) async throws -> RPCReply) {
         onRequest(method) { request in
             do {
-                return RPCReply(try await body(request))
+                return try await body(request)
             } catch let error as MediaDeviceError {
                 throw error.rpcError
             }

@@ -36,11 +36,3 @@ extension DriverStatus.State: CustomStringConvertible {
         }
     }
 }
-
-extension Duration {
-    /// Whole milliseconds, for figures people read.
-    public var milliseconds: Int64 {
-        let (seconds, attoseconds) = components
-        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
-    }
-}

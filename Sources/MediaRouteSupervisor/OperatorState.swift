@@ -33,19 +33,6 @@ public struct OperatorState: Sendable, Equatable {
             "disabledDrivers": .array(disabledDrivers.sorted().map { .string($0) }),
             "preferredProtocols": .object(JSONObject(preferredProtocols.sorted { $0.key < $1.key }.map { (key: $0.key, value: .string($0.value)) })),
         ]
-        let temporary = path + ".tmp"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw IPCSystemError("open \(temporary)") }
-        let bytes = JSONWriter.encode(json) + [0x0A]
-        let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        let synced = fsync(fd)
-        close(fd)
-        guard written == bytes.count, synced == 0 else { throw IPCSystemError("write \(temporary)") }
-        guard rename(temporary, path) == 0 else { throw IPCSystemError("rename \(temporary)") }
-        let directory = open((path as NSString).deletingLastPathComponent, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if directory >= 0 {
-            fsync(directory)
-            close(directory)
-        }
+        try JSONWriter.write(json, atomicallyTo: path)
     }
 }

@@ -7,27 +7,23 @@ import MediaRouteIPC
 enum StreamRequests {
     static func register(in handlers: inout RPCHandlers, client: ControlClient, context: ControlContext) {
         let supervisor = context.supervisor
-        handlers.onRequest("stream.start") { request in
+        handlers.on("stream.start", replying: { request in
             let params = request.params
-            do {
-                let format = try SampleFormat(json: params["format"])
-                let (description, ring) = try await supervisor.startStream(on: try params.requiredString("route"), format: format, owner: client.id,
-                                                                           app: client.app.withLock { $0 })
-                // The reply owns (and closes) what it carries; the ring closes its own when it goes.
-                let descriptors = [fcntl(ring.memoryFD, F_DUPFD_CLOEXEC, 0), fcntl(ring.wakeupFD, F_DUPFD_CLOEXEC, 0)]
-                guard !descriptors.contains(-1) else {
-                    descriptors.filter { $0 >= 0 }.forEach { close($0) }
-                    if let stream = description.objectValue?["stream"]?.stringValue { try? await supervisor.stopStream(stream, owner: client.id) }
-                    throw MediaDeviceError(.sessionFailed, "cannot pass the sample ring: out of file descriptors")
-                }
-                var result = description.objectValue ?? [:]
-                result["memory"] = 0
-                result["wakeup"] = 1
-                return RPCReply(.object(result), descriptors: descriptors)
-            } catch let error as MediaDeviceError {
-                throw error.rpcError
+            let format = try SampleFormat(json: params["format"])
+            let stream = try await supervisor.startStream(on: try params.requiredString("route"), format: format, owner: client.id,
+                                                          app: client.app.withLock { $0 })
+            // The reply owns (and closes) what it carries; the ring closes its own when it goes.
+            let descriptors = [fcntl(stream.ring.memoryFD, F_DUPFD_CLOEXEC, 0), fcntl(stream.ring.wakeupFD, F_DUPFD_CLOEXEC, 0)]
+            guard !descriptors.contains(-1) else {
+                descriptors.filter { $0 >= 0 }.forEach { close($0) }
+                try? await supervisor.stopStream(stream.id, owner: client.id)
+                throw MediaDeviceError(.sessionFailed, "cannot pass the sample ring: out of file descriptors")
             }
-        }
+            var result = stream.description.objectValue ?? [:]
+            result["memory"] = 0
+            result["wakeup"] = 1
+            return RPCReply(.object(result), descriptors: descriptors)
+        })
         handlers.on("stream.stop") { request in
             try await supervisor.stopStream(try request.params.requiredString("stream"), owner: client.id)
             return .null

@@ -48,13 +48,14 @@ extension Supervisor {
     /// Returns the active route; activating an active device returns its route.
     public func activate(_ device: String, protocolID: String? = nil,
                          pairing: @escaping @Sendable (PairingRequest) async -> String?) async throws -> JSONValue {
-        try await activate(device, protocolID: protocolID, app: nil, owner: nil, pairing: pairing)
+        try await activate(device, protocolID: protocolID, app: nil, pairing: pairing)
     }
 
-    /// For a client: `owner` is whoever activates (the route ends when it disconnects); an app may
-    /// only reach the device through a protocol it declared.
-    func activate(_ device: String, protocolID: String?, app: AppIdentity?, owner: ClientID?,
+    /// For a client: an app may only reach the device through a protocol it declared, and the route
+    /// it activates ends when it disconnects (the operator's stays).
+    func activate(_ device: String, protocolID: String?, app: AppIdentity?,
                   pairing: @escaping @Sendable (PairingRequest) async -> String?) async throws -> JSONValue {
+        let owner = app?.id
         let (record, target) = try resolve(device, protocolID: protocolID, permitted: app.map { app in { app.mayUse(protocol: $0) } })
         if let existing = routes.values.first(where: { $0.parent == nil && $0.record === record && $0.device.id == target.id }) { return existing.json }
         let process = try await ensureRunning(record)
@@ -122,15 +123,28 @@ extension Supervisor {
         guard case .running = route.record.phase else { return }
         // In a task of its own: a request of a client that just disconnected is cancelled, and the
         // driver must hear of the end all the same.
-        await Task {
-            for (gone, wasPlaying) in ended {
-                if wasPlaying && reason == .oldDeviceUnavailable {
-                    _ = try? await self.call(gone.record, DriverMethod.setPlayback, ["session": .string(gone.session.id), "changes": ["isPlaying": false]])
-                }
-                _ = try? await self.call(gone.record, DriverMethod.deactivate, ["device": gone.device.json, "session": .string(gone.session.id)])
+        await Task { await self.finishAtDriver(ended, pausing: reason == .oldDeviceUnavailable, record: route.record) }.value
+    }
+
+    /// Tells the driver that routes ended (pausing what played on them, if asked) and lets it go idle.
+    private func finishAtDriver(_ ended: [(ActiveRoute, Bool)], pausing: Bool, record: DriverRecord) async {
+        for (gone, wasPlaying) in ended {
+            if wasPlaying && pausing {
+                _ = try? await call(gone.record, DriverMethod.setPlayback, ["session": .string(gone.session.id), "changes": ["isPlaying": false]])
             }
-            self.scheduleIdleExit(route.record)
-        }.value
+            _ = try? await call(gone.record, DriverMethod.deactivate, ["device": gone.device.json, "session": .string(gone.session.id)])
+        }
+        scheduleIdleExit(record)
+    }
+
+    /// An app's main route by its id, checked against the app; `closing` ends the sentence of the
+    /// error for a route that is gone.
+    func appRoute(_ identifier: String, app: AppIdentity, closing: String = "") throws -> ActiveRoute {
+        guard let route = routes[identifier], route.parent == nil else {
+            throw MediaDeviceError(.deviceNotFound, "route \(identifier) is not active (it may have been deactivated)\(closing)")
+        }
+        try app.check(route)
+        return route
     }
 
     /// Tells a driver something whatever becomes of the request that led to it (it may be cancelled).
@@ -178,13 +192,7 @@ extension Supervisor {
             let name = route.device.displayName
             // Detached now, so nothing new starts on it; the driver is told right after.
             let ended = detach(route, reason: .oldDeviceUnavailable, message: "\(name) is no longer reachable")
-            Task {
-                for (gone, wasPlaying) in ended {
-                    if wasPlaying { _ = try? await self.call(gone.record, DriverMethod.setPlayback, ["session": .string(gone.session.id), "changes": ["isPlaying": false]]) }
-                    _ = try? await self.call(gone.record, DriverMethod.deactivate, ["device": gone.device.json, "session": .string(gone.session.id)])
-                }
-                self.scheduleIdleExit(record)
-            }
+            Task { await self.finishAtDriver(ended, pausing: true, record: record) }
         }
     }
 
@@ -214,10 +222,7 @@ extension Supervisor {
     /// session only if its driver runs simultaneous sessions: the session then gets an activation of
     /// its own beside the route (a child route).
     func startSession(onRoute routeSession: String, url: String, application: String?, app: AppIdentity) async throws -> JSONValue {
-        guard let route = routes[routeSession], route.parent == nil else {
-            throw MediaDeviceError(.deviceNotFound, "route \(routeSession) is not active (it may have been deactivated)")
-        }
-        try app.check(route)
+        let route = try appRoute(routeSession, app: app)
         var target = route
         if route.hasSession {
             guard route.simultaneousSessions else {
@@ -395,10 +400,7 @@ extension Supervisor {
     /// identifier; on a session's channel, to the application the session launched on the device.
     func sendData(_ data: [UInt8], toRoute routeSession: String?, orSession session: String?, app: AppIdentity) async throws {
         if let routeSession {
-            guard let route = routes[routeSession], route.parent == nil else {
-                throw MediaDeviceError(.deviceNotFound, "route \(routeSession) is not active (it may have been deactivated); its data channel is closed")
-            }
-            try app.check(route)
+            let route = try appRoute(routeSession, app: app, closing: "; its data channel is closed")
             try await forwardData(data, to: route, application: app.applicationIdentifier)
         } else if let session {
             let route = try sessionRoute(session, app: app)
@@ -445,7 +447,7 @@ extension Supervisor {
     /// sessions it started.
     func clientLeft(_ owner: ClientID, name: String) async {
         clients.remove(owner)
-        await stopStreams(ownedBy: owner)
+        stopStreams(ownedBy: owner)
         for route in routes.values where route.owner == owner && route.parent == nil {
             await endRoute(route, reason: .override, message: "\(name), which activated it, disconnected")
         }

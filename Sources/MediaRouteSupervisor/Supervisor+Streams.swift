@@ -5,11 +5,10 @@ import MediaRouteIPC
 /// (the producer) and the other to the driver (the consumer), then lets go of it. It writes the
 /// ring's header and never reads or copies the samples.
 extension Supervisor {
-    /// Opens a stream of `format` to the device of `route` (a route's session id, or for the
-    /// operator a device name). Returns the stream's description and the ring's memfd and eventfd.
-    func startStream(on route: String, format: SampleFormat, owner: ClientID, app: AppIdentity?) async throws -> (JSONValue, SampleRing) {
-        let route = try app == nil ? activeRoute(route) : appRoute(route)
-        if let app { try app.check(route) }
+    /// Opens a stream of `format` to the device of `route` (for an app its main route's id; for the
+    /// operator also a device name). Returns the stream's id, its description and the ring.
+    func startStream(on route: String, format: SampleFormat, owner: ClientID, app: AppIdentity?) async throws -> (id: String, description: JSONValue, ring: SampleRing) {
+        let route = try app.map { try appRoute(route, app: $0) } ?? activeRoute(route)
         if let problem = format.problem { throw MediaDeviceError(.unsupported, "cannot stream \(format): \(problem)") }
         let needed: MediaOutputDevice.Capabilities = format.isAudio ? .realtimeAudioStreaming : .realtimeVideoStreaming
         guard route.device.capabilities.contains(needed) else {
@@ -41,15 +40,19 @@ extension Supervisor {
             throw MediaDeviceError(.connectionFailed, "the stream to \(route.device.displayName) ended while it was opening")
         }
         logger.info("stream \(stream) open on \(route.device.displayName): \(format)")
-        return (["stream": .string(stream), "route": .string(route.session.id), "format": format.json], ring)
+        return (stream, ["stream": .string(stream), "route": .string(route.session.id), "format": format.json], ring)
     }
 
     /// Closes a stream; only the connection that opened it may.
-    func stopStream(_ stream: String, owner: ClientID) async throws {
+    func stopStream(_ stream: String, owner: ClientID) throws {
         guard let route = routes.values.first(where: { $0.streams[stream] != nil }), let entry = route.streams[stream] else {
             throw MediaDeviceError(.deviceNotFound, "no stream \(stream) is open (it may have ended with its route)")
         }
         guard entry.owner == owner else { throw MediaDeviceError(.deviceNotFound, "stream \(stream) belongs to another client") }
+        close(stream, on: route)
+    }
+
+    private func close(_ stream: String, on route: ActiveRoute) {
         route.streams[stream] = nil
         closeAtDriver(stream, on: route)
         logger.info("stream \(stream) closed on \(route.device.displayName)")
@@ -58,15 +61,6 @@ extension Supervisor {
     /// Tells the driver a stream is over, whatever becomes of the request that led here.
     private func closeAtDriver(_ stream: String, on route: ActiveRoute) {
         tellDriver(route.record, DriverMethod.stopStream, ["session": .string(route.session.id), "stream": .string(stream)])
-    }
-
-    /// An app names a route by its id, and only a main route: a device name or another app's
-    /// session route is not its to stream to.
-    private func appRoute(_ identifier: String) throws -> ActiveRoute {
-        guard let route = routes[identifier], route.parent == nil else {
-            throw MediaDeviceError(.deviceNotFound, "route \(identifier) is not active (it may have been deactivated)")
-        }
-        return route
     }
 
     /// The streams of a route that ended: their openers are told why.
@@ -86,9 +80,9 @@ extension Supervisor {
     }
 
     /// Streams opened by a connection that went away.
-    func stopStreams(ownedBy owner: ClientID) async {
+    func stopStreams(ownedBy owner: ClientID) {
         for route in routes.values {
-            for (stream, entry) in route.streams where entry.owner == owner { try? await stopStream(stream, owner: owner) }
+            for (stream, entry) in route.streams where entry.owner == owner { close(stream, on: route) }
         }
     }
 

@@ -47,11 +47,14 @@ public final class ConsoleProcess: @unchecked Sendable {
     /// Where the output ends now: pass it to `waitFor(_:after:)` to wait only for what comes next.
     public var mark: Int { output.utf8.count }
 
+    /// What it printed after `mark`.
+    public func output(after mark: Int) -> String { String(decoding: output.utf8.dropFirst(mark), as: UTF8.self) }
+
     /// Waits until it prints `text` (after `mark`, if given); the error shows what it did print.
     public func waitFor(_ text: String, after mark: Int = 0, seconds: Double = 20) async throws {
         let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
         while ContinuousClock.now < deadline {
-            if String(decoding: output.utf8.dropFirst(mark), as: UTF8.self).contains(text) { return }
+            if output(after: mark).contains(text) { return }
             if let ended = process.exitIfEnded() {
                 throw PrivateDaemonError("\((executable as NSString).lastPathComponent) \(ended) before printing \"\(text)\"; it printed:\n\(output)")
             }
@@ -62,7 +65,7 @@ public final class ConsoleProcess: @unchecked Sendable {
 
     /// The last line it printed (after `mark`) that starts with `prefix`.
     public func lastLine(startingWith prefix: String, after mark: Int = 0) -> String? {
-        String(decoding: output.utf8.dropFirst(mark), as: UTF8.self).split(separator: "\n").last { $0.hasPrefix(prefix) }.map(String.init)
+        output(after: mark).split(separator: "\n").last { $0.hasPrefix(prefix) }.map(String.init)
     }
 
     /// Types a line on its console.
@@ -78,14 +81,7 @@ public final class ConsoleProcess: @unchecked Sendable {
     public func stop(grace: Duration = .seconds(5)) async {
         endInput()
         guard process.exitIfEnded() == nil else { return }
-        let process = self.process
-        kill(process.pid, SIGTERM)
-        let killer = Task {
-            try await Task.sleep(for: grace)
-            kill(process.pid, SIGKILL)
-        }
-        _ = await process.exitStatus()
-        killer.cancel()
+        await process.terminate(grace: grace)
     }
 
     /// Kills it at once, as a power cut would.

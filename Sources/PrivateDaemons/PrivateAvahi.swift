@@ -83,13 +83,7 @@ public final class PrivateAvahi: @unchecked Sendable {
     public func stopDaemon() async {
         guard let daemon else { return }
         self.daemon = nil
-        kill(daemon.pid, SIGTERM)
-        let killer = Task {
-            try await Task.sleep(for: .seconds(5))
-            kill(daemon.pid, SIGKILL)
-        }
-        _ = await daemon.exitStatus()
-        killer.cancel()
+        await daemon.terminate(grace: .seconds(5))
     }
 
     /// Stops the daemon and the bus, and removes the namespace.
@@ -103,7 +97,7 @@ public final class PrivateAvahi: @unchecked Sendable {
 
     /// Whether an Avahi daemon answers on the machine's own system bus (then nothing private is needed).
     public static func systemDaemonIsReachable() async -> Bool {
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/busctl") || FileManager.default.isExecutableFile(atPath: "/usr/bin/dbus-send") else { return false }
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/dbus-send") else { return false }
         let output = try? await ChildOutput.run("/usr/bin/dbus-send", ["--system", "--print-reply", "--reply-timeout=1000", "--dest=org.freedesktop.Avahi", "/",
                                                                        "org.freedesktop.Avahi.Server.GetVersionString"])
         return output?.termination == .exited(0)

@@ -3,6 +3,7 @@ import CBenchBaseline
 import Foundation
 import MediaRouteIPC
 import MediaRouteSupervisor
+import ReferenceProtocol
 
 /// `audio-latency`: end to end on loopback, from an app writing samples into its stream to the
 /// receiver having decoded them: the app writes silence at real-time pace with a loud 20 ms burst
@@ -33,7 +34,7 @@ struct AudioLatencyBenchmark {
         try await stage.whileRunning(supervisor) { try await stream(supervisor, stage, burstTimes: &burstTimes) }
 
         // The first onset the receiver reported after each burst was written is that burst's.
-        let onsets = String(decoding: stage.receiver.output.utf8.dropFirst(mark), as: UTF8.self).split(separator: "\n")
+        let onsets = stage.receiver.output(after: mark).split(separator: "\n")
             .filter { $0.hasPrefix("onset in stream ") }.compactMap { $0.split(separator: " ").last.flatMap { UInt64($0) } }
         var latencies: [UInt64] = []
         for (index, burst) in burstTimes.enumerated() {
@@ -51,7 +52,7 @@ struct AudioLatencyBenchmark {
         let socket = stage.root + "/mediarouted.sock"
         let server = try await ControlServer.start(path: socket, supervisor: supervisor, logger: .init(label: "bench"))
         let controller = AVSystemRouteController(configuration: .init(applicationIdentifier: "org.mediaroute.bench",
-                                                                      supportedProtocols: ["org.mediaroute.reference"], socketPath: socket))
+                                                                      supportedProtocols: [ReferenceProtocol.protocolID], socketPath: socket))
         defer {
             server.close()
             Task { await controller.invalidate() }

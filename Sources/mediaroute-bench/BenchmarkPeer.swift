@@ -2,6 +2,7 @@ import CBenchBaseline
 import Foundation
 import Glibc
 import MediaRouteIPC
+import PrivateDaemons
 
 /// The other process of a two-process benchmark: started by the benchmark itself with its socket
 /// as descriptor 3 (`mediaroute-bench ARG --peer MODE`).
@@ -109,10 +110,7 @@ struct PeerProcess {
 
     init(mode: String, argument: String = "-") throws {
         let (mine, theirs) = try UnixSocket.pair()
-        var path = [CChar](repeating: 0, count: 4096)
-        let n = readlink("/proc/self/exe", &path, path.count - 1)
-        let executable = String(decoding: path[0..<max(n, 0)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        process = try ChildProcess(executable: executable, arguments: [argument, "--peer", mode], socket: theirs)
+        process = try ChildProcess(executable: Executables.current, arguments: [argument, "--peer", mode], socket: theirs)
         close(theirs)
         socket = mine
     }

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import MediaDevice
 import MediaRouteIPC
+import PrivateDaemons
 import MediaRouteSupervisor
 import Synchronization
 
@@ -22,7 +23,7 @@ struct DriverRestartBenchmark {
         print("driver-restart: \(iterations) kill -9 / restart cycles (restart backoff set to 1 ms)")
 
         var baseline = [UInt64](repeating: 0, count: iterations)
-        guard cbb_spawn_handshake(BenchmarkFiles.sibling("mediaroute-bench-peer"), Int32(iterations), &baseline) == 0 else {
+        guard cbb_spawn_handshake(Executables.sibling("mediaroute-bench-peer"), Int32(iterations), &baseline) == 0 else {
             throw BenchmarkError("the C fork/exec baseline failed")
         }
         let base = LatencySamples(baseline)
@@ -64,18 +65,12 @@ struct DriverRestartBenchmark {
 
 /// Paths of the programs built beside the benchmark, and manifests for them.
 enum BenchmarkFiles {
-    static func sibling(_ name: String) -> String {
-        var path = [CChar](repeating: 0, count: 4096)
-        let n = readlink("/proc/self/exe", &path, path.count - 1)
-        let exe = String(decoding: path[0..<max(n, 0)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        return (exe as NSString).deletingLastPathComponent + "/" + name
-    }
 
     static func writeTestDriverManifest(to directory: String, protocolID: String, devices: [String], restart: JSONObject = [:]) throws {
         let manifest: JSONValue = [
             "protocol": .string(protocolID),
             "exportedType": ["identifier": .string(protocolID), "conformsTo": ["public.media-sharing-protocol"], "description": .string(protocolID)],
-            "executable": .string(sibling("mediaroute-testdriver")),
+            "executable": .string(Executables.sibling("mediaroute-testdriver")),
             "arguments": ["--protocol", .string(protocolID), "--devices", .string(devices.joined(separator: ","))],
             "restart": .object(restart), "environment": ["SWIFT_BACKTRACE": "enable=no"],
         ]

@@ -1,6 +1,7 @@
 import CBenchBaseline
 import Foundation
 import MediaRouteIPC
+import PrivateDaemons
 
 /// `picker-scale`: 10 drivers of 100 devices each behind a real mediarouted; how long
 /// `mediaroute devices --json` takes to list all 1,000 (cold: drivers start; warm: already
@@ -20,7 +21,7 @@ struct PickerScaleBenchmark {
         }
         let socket = directory + "/mediarouted.sock"
         let log = open(directory + "/daemon.log", O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
-        let daemon = try ChildProcess(executable: BenchmarkFiles.sibling("mediarouted"),
+        let daemon = try ChildProcess(executable: Executables.sibling("mediarouted"),
                                       arguments: ["--drivers-dir", directory + "/drivers", "--state-dir", directory + "/state", "--socket", socket, "--log-level", "warning"],
                                       standardError: log)
         close(log)
@@ -53,7 +54,7 @@ struct PickerScaleBenchmark {
         let fd = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw BenchmarkError("cannot write \(output): \(String(cString: strerror(errno)))") }
         let start = now()
-        let cli = try ChildProcess(executable: BenchmarkFiles.sibling("mediaroute"), arguments: ["--socket", socket] + arguments, standardOutput: fd)
+        let cli = try ChildProcess(executable: Executables.sibling("mediaroute"), arguments: ["--socket", socket] + arguments, standardOutput: fd)
         close(fd)
         guard cli.waitForExit() == .exited(0) else { throw BenchmarkError("mediaroute \(arguments.joined(separator: " ")) failed") }
         let elapsed = now() - start

@@ -3,77 +3,45 @@ import Logging
 import MediaRouteIPC
 import MediaRouteSupervisor
 import PrivateDaemons
+import ReferenceProtocol
 
 /// What the reference-protocol benchmarks run on: a private Avahi daemon, one receiver on it
 /// (announced, no pairing), media served over HTTP, and a drivers directory with the reference
 /// driver. Everything is stopped by `tearDown`, also when a benchmark fails.
 final class ReferenceStage: @unchecked Sendable {
     static let receiverName = "Bench TV"
-    let root: String
-    let avahi: PrivateAvahi
-    let media: MediaFileServer
-    let receiver: ConsoleProcess
+    let root = NSTemporaryDirectory() + "mediaroute-bench-reference-\(getpid())"
+    // Set up in order; `tearDown` stops whichever of them exist.
+    private(set) var avahi: PrivateAvahi!
+    private(set) var media: MediaFileServer!
+    private(set) var receiver: ConsoleProcess!
     var drivers: String { root + "/drivers" }
 
-    /// Runs `body` on a fresh stage and always tears it down.
+    /// Runs `body` on a fresh stage and always tears it down, also when setting it up fails halfway.
     static func run<T>(receiverArguments: [String] = [], _ body: (ReferenceStage) async throws -> T) async throws -> T {
-        let stage = try await ReferenceStage(receiverArguments: receiverArguments)
-        do {
-            let result = try await body(stage)
+        let stage = ReferenceStage()
+        return try await afterwards {
+            try await stage.setUp(receiverArguments: receiverArguments)
+            return try await body(stage)
+        } then: {
             await stage.tearDown()
-            return result
-        } catch {
-            await stage.tearDown()
-            throw error
         }
     }
 
-    private init(receiverArguments: [String]) async throws {
-        let root = NSTemporaryDirectory() + "mediaroute-bench-reference-\(getpid())"
-        self.root = root
-        let removeRoot = { try? FileManager.default.removeItem(atPath: root) }
-        do {
-            try FileManager.default.createDirectory(atPath: root + "/media", withIntermediateDirectories: true)
-            try FileManager.default.createDirectory(atPath: root + "/drivers", withIntermediateDirectories: true)
-            avahi = try await PrivateAvahi()
-        } catch {
-            removeRoot()
-            throw error
-        }
-        do {
-            try await MediaFileServer.makeTone(at: root + "/media/tone.wav", seconds: 30, title: "Bench Tone")
-            media = try await MediaFileServer(directory: root + "/media")
-        } catch {
-            await avahi.stop()
-            removeRoot()
-            throw error
-        }
-        do {
-            receiver = try ConsoleProcess(BenchmarkFiles.sibling("mediaroute-receiver"),
-                                          ["--name", Self.receiverName, "--auth", "none", "--host", "127.0.0.1", "--state-dir", root + "/receiver"] + receiverArguments,
-                                          environment: avahi.environment, logPath: root + "/receiver.log")
-        } catch {
-            await media.stop()
-            await avahi.stop()
-            removeRoot()
-            throw error
-        }
-        do {
-            try await receiver.waitFor("announced as \"")
-            let manifest: JSONValue = [
-                "protocol": "org.mediaroute.reference",
-                "exportedType": ["identifier": "org.mediaroute.reference", "conformsTo": ["public.media-sharing-protocol"], "description": "MediaRoute"],
-                "executable": .string(BenchmarkFiles.sibling("mediaroute-reference-driver")),
-                "environment": .object(JSONObject(avahi.environment.map { (key: $0.key, value: .string($0.value)) })),
-            ]
-            try Data(JSONWriter.encode(manifest)).write(to: URL(fileURLWithPath: root + "/drivers/reference.json"))
-        } catch {
-            await receiver.stop()
-            await media.stop()
-            await avahi.stop()
-            removeRoot()
-            throw error
-        }
+    private init() {}
+
+    private func setUp(receiverArguments: [String]) async throws {
+        try FileManager.default.createDirectory(atPath: root + "/media", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: drivers, withIntermediateDirectories: true)
+        avahi = try await PrivateAvahi()
+        try await MediaFileServer.makeTone(at: root + "/media/tone.wav", seconds: 30, title: "Bench Tone")
+        media = try await MediaFileServer(directory: root + "/media")
+        receiver = try ConsoleProcess(Executables.sibling("mediaroute-receiver"),
+                                      ["--name", Self.receiverName, "--auth", "none", "--host", "127.0.0.1", "--state-dir", root + "/receiver"] + receiverArguments,
+                                      environment: avahi.environment, logPath: root + "/receiver.log")
+        try await receiver.waitFor("announced as \"")
+        let manifest = ReferenceProtocol.driverManifest(executable: Executables.sibling("mediaroute-reference-driver"), environment: avahi.environment)
+        try Data(JSONWriter.encode(manifest)).write(to: URL(fileURLWithPath: drivers + "/reference.json"))
     }
 
     /// A supervisor over the reference driver, quiet, with its state in `state`.
@@ -87,13 +55,7 @@ final class ReferenceStage: @unchecked Sendable {
 
     /// Runs `body` and shuts `supervisor` (and its driver) down, also when `body` fails.
     func whileRunning(_ supervisor: Supervisor, _ body: () async throws -> Void) async throws {
-        do {
-            try await body()
-            await supervisor.shutdown()
-        } catch {
-            await supervisor.shutdown()
-            throw error
-        }
+        try await afterwards(body) { await supervisor.shutdown() }
     }
 
     /// Opens a picker until the receiver is listed; returns how long that took.
@@ -111,10 +73,10 @@ final class ReferenceStage: @unchecked Sendable {
         return elapsed
     }
 
-    func tearDown() async {
-        await receiver.stop()
-        await media.stop()
-        await avahi.stop()
+    private func tearDown() async {
+        await receiver?.stop()
+        await media?.stop()
+        await avahi?.stop()
         try? FileManager.default.removeItem(atPath: root)
     }
 }
@@ -125,4 +87,17 @@ final class Flag: @unchecked Sendable {
     private var value = false
     func set() { lock.withLock { value = true } }
     var isSet: Bool { lock.withLock { value } }
+}
+
+/// Runs `body`, then `cleanUp`, whether `body` returns or throws.
+func afterwards<T>(_ body: () async throws -> T, then cleanUp: () async -> Void) async throws -> T {
+    let result: T
+    do {
+        result = try await body()
+    } catch {
+        await cleanUp()
+        throw error
+    }
+    await cleanUp()
+    return result
 }

@@ -1,6 +1,7 @@
 import Foundation
 import MediaRouteIPC
 import PrivateDaemons
+import ReferenceProtocol
 
 /// The demo's stage and script: the processes it starts (in a temporary directory of its own), and
 /// what an operator and an app then do with them, printed as a transcript.
@@ -25,9 +26,7 @@ final class Demo: @unchecked Sendable {
         self.privateAvahi = privateAvahi
         root = NSTemporaryDirectory() + "mediaroute-demo-\(UUID().uuidString.prefix(8).lowercased())"
         try FileManager.default.createDirectory(atPath: root + "/media", withIntermediateDirectories: true)
-        var path = [CChar](repeating: 0, count: 4096)
-        let n = readlink("/proc/self/exe", &path, path.count - 1)
-        binaries = (String(decoding: path[0..<max(n, 0)].map { UInt8(bitPattern: $0) }, as: UTF8.self) as NSString).deletingLastPathComponent
+        binaries = Executables.directory
         for program in ["mediarouted", "mediaroute", "mediaroute-receiver", "mediaroute-reference-driver", "mediaroute-player"]
         where !FileManager.default.isExecutableFile(atPath: binaries + "/" + program) {
             throw DemoFailure(step: "finding the programs", reason: "\(binaries)/\(program) is missing; build everything first (`swift build`)")
@@ -108,11 +107,7 @@ final class Demo: @unchecked Sendable {
     private func startDaemon() async throws {
         let drivers = root + "/drivers"
         try FileManager.default.createDirectory(atPath: drivers, withIntermediateDirectories: true)
-        let manifest: JSONValue = [
-            "protocol": "org.mediaroute.reference",
-            "exportedType": ["identifier": "org.mediaroute.reference", "conformsTo": ["public.media-sharing-protocol"], "description": "MediaRoute"],
-            "executable": .string(binaries + "/mediaroute-reference-driver"),
-        ]
+        let manifest = ReferenceProtocol.driverManifest(executable: binaries + "/mediaroute-reference-driver")
         try Data(JSONWriter.encode(manifest)).write(to: URL(fileURLWithPath: drivers + "/org.mediaroute.reference.json"))
         let daemon = try ConsoleProcess(binaries + "/mediarouted", ["--drivers-dir", drivers, "--state-dir", root + "/state", "--socket", socket],
                                         environment: environment, logPath: root + "/mediarouted.log")

@@ -21,9 +21,10 @@ final class AudioSource: @unchecked Sendable {
     init(path: String) throws {
         guard FileManager.default.isReadableFile(atPath: path) else { throw CLIError("cannot read \(path)") }
         self.path = path
-        if let wav = try? WAVReader(path: path), [8_000, 12_000, 16_000, 24_000, 48_000].contains(wav.sampleRate), (1...2).contains(wav.channels) {
+        if let wav = try? WAVReader(path: path), case let direct = SampleFormat.audio(sampleRate: wav.sampleRate, channels: wav.channels, sampleType: .float32),
+           direct.problem == nil {
             self.wav = wav
-            format = .audio(sampleRate: wav.sampleRate, channels: wav.channels, sampleType: .float32)
+            format = direct
             pipe = nil
             child = nil
             errors = -1

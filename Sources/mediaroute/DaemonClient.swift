@@ -43,6 +43,16 @@ struct DaemonClient {
         }
     }
 
+    /// Activates `device` (a name or id) unless it already is; activation may ask for a code.
+    func activateIfNeeded(_ device: String) async throws {
+        let routes = try await call("routes.list").objectValue?["routes"]?.arrayValue ?? []
+        let active = routes.contains { route in
+            let described = route.objectValue?["device"]?.objectValue
+            return described?["displayName"]?.stringValue?.lowercased() == device.lowercased() || described?["id"]?.stringValue == device
+        }
+        if !active { _ = try await call("device.activate", ["device": .string(device)], timeout: .seconds(600)) }
+    }
+
     func close() async { await connection.close() }
 }
 

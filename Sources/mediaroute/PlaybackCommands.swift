@@ -18,13 +18,7 @@ struct Play: SimpleCommand {
     func run() async throws {
         let client = try await options.connect(pairingCode: code)
         defer { Task { await client.close() } }
-        let routes = try await client.call("routes.list").objectValue?["routes"]?.arrayValue ?? []
-        let key = to.lowercased()
-        let active = routes.contains { route in
-            let device = route.objectValue?["device"]?.objectValue
-            return device?["displayName"]?.stringValue?.lowercased() == key || device?["id"]?.stringValue == to
-        }
-        if !active { _ = try await client.call("device.activate", ["device": .string(to)], timeout: .seconds(600)) }
+        try await client.activateIfNeeded(to)
         let route = try await client.call("session.start", ["device": .string(to), "url": .string(url)])
         options.output(route) { "playing \(url) on \(route.objectValue?["device"]?.objectValue?["displayName"]?.stringValue ?? to)" }
     }

@@ -46,11 +46,7 @@ struct StreamCommand: AsyncParsableCommand {
             ended.withLock { $0 = params["error"]?.objectValue?["message"]?.stringValue ?? "the stream ended" }
         })
         defer { Task { await client.close() } }
-        let active = try await client.call("routes.list").objectValue?["routes"]?.arrayValue?.contains { route in
-            let device = route.objectValue?["device"]?.objectValue
-            return device?["displayName"]?.stringValue?.lowercased() == to.lowercased() || device?["id"]?.stringValue == to
-        } ?? false
-        if !active { _ = try await client.call("device.activate", ["device": .string(to)], timeout: .seconds(600)) }
+        try await client.activateIfNeeded(to)
 
         var streams: [(id: String, ring: SampleRing)] = []
         func open(_ format: SampleFormat) async throws -> SampleRing {
@@ -95,7 +91,7 @@ struct StreamCommand: AsyncParsableCommand {
             let now = ContinuousClock.now
             let kbps = Double(bytes >= lastBytes ? bytes - lastBytes : 0) * 8 / max(Self.seconds(now - lastTime), 0.001) / 1000
             (lastBytes, lastTime) = (bytes, now)
-            let fill = streams.map { Double($0.ring.statistics.fill) / Double($0.ring.capacity) }.max() ?? 0
+            let fill = zip(streams, statistics).map { Double($1.fill) / Double($0.ring.capacity) }.max() ?? 0
             let line = String(format: "%@  %6.0f kbit/s  ring %3.0f%%  overruns %llu", Self.clock(now - started), kbps, fill * 100,
                               statistics.reduce(0) { $0 &+ $1.overruns })
             FileHandle.standardError.write(Data((tty ? "\r" + line : line + "\n").utf8))

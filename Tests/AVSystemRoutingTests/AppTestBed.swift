@@ -21,13 +21,7 @@ final class AppTestBed: @unchecked Sendable {
     /// Runs `body` on a fresh bed and always tears it down, whether `body` returns, throws or is cancelled.
     static func run(_ body: (AppTestBed) async throws -> Void) async throws {
         let bed = try AppTestBed()
-        do {
-            try await body(bed)
-        } catch {
-            await bed.tearDown()
-            throw error
-        }
-        await bed.tearDown()
+        try await withTearDown { try await body(bed) } tearDown: { await bed.tearDown() }
     }
 
     private init() throws { harness = try SupervisorHarness() }

@@ -308,11 +308,3 @@ struct ConnectionTests {
     }
 }
 
-/// Polls `condition` every 10 ms for up to 5 s.
-func waitUntil(_ condition: () async -> Bool) async throws {
-    for _ in 0..<500 {
-        if await condition() { return }
-        try await Task.sleep(for: .milliseconds(10))
-    }
-    throw TestFailure("condition not met within 5 s")
-}

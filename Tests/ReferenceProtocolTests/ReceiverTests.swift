@@ -1,6 +1,6 @@
 import Foundation
 import MediaCodecs
-import MediaRouteIPC
+@testable import MediaRouteIPC
 import PrivateDaemons
 import ReferenceProtocol
 import Testing
@@ -17,21 +17,17 @@ struct ReceiverTests {
         defer { try? FileManager.default.removeItem(atPath: root) }
         let avahi = try await PrivateAvahi()
         var media: MediaFileServer?, receiver: ReceiverProcess?
-        do {
+        try await withTearDown {
             try await MediaFileServer.makeTone(at: root + "/media/tone.wav", seconds: 30, title: "Long Tone")
             media = try await MediaFileServer(directory: root + "/media")
             receiver = try ReceiverProcess(name: "Bench TV", avahi: avahi, root: root, arguments: arguments)
             try await receiver!.waitUntilAnnounced()
             try await body(receiver!, media!)
-        } catch {
+        } tearDown: {
             await receiver?.stop()
             await media?.stop()
             await avahi.stop()
-            throw error
         }
-        await receiver?.stop()
-        await media?.stop()
-        await avahi.stop()
     }
 
     /// A controller connection, as a driver written from the spec would open it.
@@ -59,12 +55,8 @@ struct ReceiverTests {
             for source in ["127.0.0.2", "127.0.0.1"] {
                 let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
                 defer { close(fd) }
-                var from = sockaddr_in(), to = sockaddr_in()
-                from.sin_family = sa_family_t(AF_INET)
-                to.sin_family = sa_family_t(AF_INET)
-                to.sin_port = port.bigEndian
-                inet_pton(AF_INET, source, &from.sin_addr)
-                inet_pton(AF_INET, "127.0.0.1", &to.sin_addr)
+                var from = try sockaddr_in(numericHost: source, port: 0, for: "bind")
+                var to = try sockaddr_in(numericHost: "127.0.0.1", port: port, for: "send")
                 let bound = withUnsafePointer(to: &from) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
                 #expect(bound == 0)
                 let sent = packet.withUnsafeBytes { bytes in

@@ -4,6 +4,7 @@ import MediaDevice
 import MediaRouteIPC
 @testable import MediaRouteSupervisor
 import PrivateDaemons
+import ReferenceProtocol
 import Testing
 import TestSupport
 
@@ -21,18 +22,12 @@ final class ReferenceTestBed: @unchecked Sendable {
     var appControllers: [AVSystemRouteController] { controllers }
     var supervisor: Supervisor { harness.supervisor }
     var socket: String { harness.root + "/mediarouted.sock" }
-    static let protocolID = "org.mediaroute.reference"
+    static let protocolID = ReferenceProtocol.protocolID
 
     /// Runs `body` on a fresh bed and always tears it down, whether `body` returns, throws or is cancelled.
     static func run(_ body: (ReferenceTestBed) async throws -> Void) async throws {
         let bed = try await ReferenceTestBed()
-        do {
-            try await body(bed)
-        } catch {
-            await bed.tearDown()
-            throw error
-        }
-        await bed.tearDown()
+        try await withTearDown { try await body(bed) } tearDown: { await bed.tearDown() }
     }
 
     private init() async throws {
@@ -47,13 +42,9 @@ final class ReferenceTestBed: @unchecked Sendable {
             await avahi.stop()
             throw error
         }
-        let manifest: JSONValue = [
-            "protocol": .string(Self.protocolID),
-            "exportedType": ["identifier": .string(Self.protocolID), "conformsTo": ["public.media-sharing-protocol"], "description": "MediaRoute"],
-            "executable": .string(DaemonHarness.binary("mediaroute-reference-driver")),
-            "environment": ["DBUS_SYSTEM_BUS_ADDRESS": .string(avahi.busAddress), "SWIFT_BACKTRACE": "enable=no"],
-            "restart": ["intensity": 5, "periodSeconds": 60, "initialBackoffMilliseconds": 50, "maximumBackoffMilliseconds": 500],
-        ]
+        let manifest = ReferenceProtocol.driverManifest(executable: DaemonHarness.binary("mediaroute-reference-driver"),
+                                                        environment: ["DBUS_SYSTEM_BUS_ADDRESS": avahi.busAddress, "SWIFT_BACKTRACE": "enable=no"],
+                                                        restart: ["intensity": 5, "periodSeconds": 60, "initialBackoffMilliseconds": 50, "maximumBackoffMilliseconds": 500])
         try Data(JSONWriter.encode(manifest)).write(to: URL(fileURLWithPath: harness.drivers + "/reference.json"))
         do {
             try await harness.start()

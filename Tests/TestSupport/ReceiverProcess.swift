@@ -43,7 +43,7 @@ public final class ReceiverProcess: @unchecked Sendable {
                 let mark = self.console.mark
                 self.press("status")
                 try? await Task.sleep(for: .milliseconds(100))
-                return String(decoding: self.output.utf8.dropFirst(mark), as: UTF8.self).contains(text)
+                return self.console.output(after: mark).contains(text)
             }
         } catch {
             throw TestTimeout(what: "receiver \(name) status never showed \"\(text)\"; it printed:\n\(output)")

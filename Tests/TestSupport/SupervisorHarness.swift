@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import MediaRouteIPC
+import PrivateDaemons
 import MediaRouteSupervisor
 import Synchronization
 import Testing
@@ -37,12 +38,7 @@ public final class SupervisorHarness: @unchecked Sendable {
     public let log = LogCapture()
     public private(set) var supervisor: Supervisor!
 
-    public static let testDriver: String = {
-        var path = [CChar](repeating: 0, count: 4096)
-        let n = readlink("/proc/self/exe", &path, path.count - 1)
-        let exe = String(decoding: path[0..<max(n, 0)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        return (exe as NSString).deletingLastPathComponent + "/mediaroute-testdriver"
-    }()
+    public static let testDriver = Executables.sibling("mediaroute-testdriver")
 
     public init() throws {
         root = NSTemporaryDirectory() + "mediaroute-supervisor-\(UUID().uuidString.prefix(8))"
@@ -111,6 +107,19 @@ public final class SupervisorHarness: @unchecked Sendable {
 }
 
 /// Polls `condition` every 10 ms for up to `seconds`.
+/// Runs `body`, then `tearDown`, whether `body` returns or throws: what a test started is always stopped.
+public func withTearDown<T>(_ body: () async throws -> T, tearDown: () async -> Void) async throws -> T {
+    let result: T
+    do {
+        result = try await body()
+    } catch {
+        await tearDown()
+        throw error
+    }
+    await tearDown()
+    return result
+}
+
 public func waitUntil(_ what: String = "condition", seconds: Double = 20, _ condition: () async -> Bool) async throws {
     let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
     while ContinuousClock.now < deadline {

@@ -19,10 +19,11 @@ public struct ChildOutput: Sendable {
             close(out[0]); close(out[1])
             throw IPCSystemError("pipe2")
         }
+        func closePipes() { (out + err).forEach { _ = close($0) } }
         let devNull = open("/dev/null", O_RDONLY | O_CLOEXEC)
         guard devNull >= 0 else {
             let error = IPCSystemError("open /dev/null")
-            [out[0], out[1], err[0], err[1]].forEach { _ = close($0) }
+            closePipes()
             throw error
         }
         defer { close(devNull) }
@@ -31,7 +32,7 @@ public struct ChildOutput: Sendable {
             child = try ChildProcess(executable: executable, arguments: arguments, environment: environment,
                                      standardInput: devNull, standardOutput: out[1], standardError: err[1])
         } catch {
-            [out[0], out[1], err[0], err[1]].forEach { _ = close($0) }
+            closePipes()
             throw error
         }
         close(out[1])

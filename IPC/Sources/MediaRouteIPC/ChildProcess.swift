@@ -76,6 +76,18 @@ public final class ChildProcess: Sendable {
         _ = kill(-pid, signal)
     }
 
+    /// Stops the child by its PID: SIGTERM, then SIGKILL if it is still there after `grace`.
+    @discardableResult
+    public func terminate(grace: Duration, loop: EventLoop = .shared) async -> Termination {
+        kill(pid, SIGTERM)
+        let killer = Task {
+            try await Task.sleep(for: grace)
+            kill(pid, SIGKILL)
+        }
+        defer { killer.cancel() }
+        return await exitStatus(loop: loop)
+    }
+
     /// How a child ended.
     public enum Termination: Sendable, Equatable, CustomStringConvertible {
         case exited(Int32)

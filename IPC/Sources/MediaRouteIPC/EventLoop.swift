@@ -239,6 +239,12 @@ public final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable 
 }
 
 extension Duration {
+    /// Whole milliseconds, for poll timeouts and for figures people read.
+    public var milliseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
+    }
+
     /// Whole nanoseconds, negative durations counting as zero and huge ones as a century.
     var clampedNanoseconds: UInt64 {
         let (seconds, attoseconds) = components

@@ -33,10 +33,13 @@ public enum SampleFormat: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Why these values cannot make a stream; nil if they can.
+    /// The sample rates Opus encodes: a stream of any other would need resampling.
+    public static let opusSampleRates = [8_000, 12_000, 16_000, 24_000, 48_000]
+
     public var problem: String? {
         switch self {
         case .audio(let rate, let channels, _):
-            if ![8_000, 12_000, 16_000, 24_000, 48_000].contains(rate) { return "the sample rate must be 8000, 12000, 16000, 24000 or 48000 Hz, not \(rate)" }
+            if !Self.opusSampleRates.contains(rate) { return "the sample rate must be 8000, 12000, 16000, 24000 or 48000 Hz, not \(rate)" }
             if !(1...2).contains(channels) { return "audio must have 1 or 2 channels, not \(channels)" }
         case .video(let width, let height, let rate):
             if !(16...3840).contains(width) || !(16...2160).contains(height) || width % 2 != 0 || height % 2 != 0 {

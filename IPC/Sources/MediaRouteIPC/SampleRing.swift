@@ -296,7 +296,7 @@ public final class SampleRing: @unchecked Sendable {
             return hasRecord
         }
         var ready = pollfd(fd: wakeupFD, events: Int16(POLLIN), revents: 0)
-        let milliseconds = Int32(clamping: timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        let milliseconds = Int32(clamping: timeout.milliseconds)
         _ = poll(&ready, 1, max(milliseconds, 0))
         waiting.store(0, ordering: .relaxed)
         return hasRecord
@@ -334,11 +334,7 @@ public final class SampleRing: @unchecked Sendable {
 
     static func align(_ length: Int) -> Int { (length + 15) & ~15 }
 
-    public static func monotonicNow() -> UInt64 {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
-    }
+    public static func monotonicNow() -> UInt64 { EventLoop.now() }
 }
 
 /// A sample ring cannot be made, mapped or read; the sentence says why.

@@ -15,12 +15,8 @@ public enum TCPSocket {
     }
 
     static func connectBlocking(host: String, port: UInt16, timeout: Duration) -> Result<Int32, IPCSystemError> {
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else {
-            return .failure(IPCSystemError("connect \(host):\(port) (not a numeric IPv4 address)", errno: EINVAL))
-        }
+        var address: sockaddr_in
+        do { address = try sockaddr_in(numericHost: host, port: port, for: "connect \(host):\(port)") } catch { return .failure(error) }
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard fd >= 0 else { return .failure(IPCSystemError("socket")) }
         let rc = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
@@ -32,7 +28,7 @@ public enum TCPSocket {
         if rc != 0 {
             var ready = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
             var waited: Int32
-            repeat { waited = poll(&ready, 1, Int32(clamping: timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)) }
+            repeat { waited = poll(&ready, 1, Int32(clamping: timeout.milliseconds)) }
             while waited < 0 && errno == EINTR
             var failure: Int32 = 0
             var length = socklen_t(MemoryLayout<Int32>.size)
@@ -113,10 +109,7 @@ public final class TCPListener: EventLoopIOHandler, @unchecked Sendable {
                 onAccept: @escaping @Sendable (Int32, String) -> Void) async throws(IPCSystemError) {
         self.loop = loop
         self.onAccept = onAccept
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else { throw IPCSystemError("listen on \(host) (not a numeric IPv4 address)", errno: EINVAL) }
+        var address = try sockaddr_in(numericHost: host, port: port, for: "listen on \(host)")
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard fd >= 0 else { throw IPCSystemError("socket") }
         var on: Int32 = 1

@@ -6,7 +6,7 @@ public enum UDPSocket {
     /// A socket connected to `host:port`, to `send` datagrams to it.
     public static func connect(host: String, port: UInt16) throws(IPCSystemError) -> Int32 {
         let fd = try make()
-        var address = try Self.address(host, port)
+        var address = try sockaddr_in(numericHost: host, port: port, for: "UDP \(host)")
         let rc = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
         guard rc == 0 else {
             let error = IPCSystemError("connect UDP \(host):\(port)")
@@ -21,7 +21,7 @@ public enum UDPSocket {
     /// A socket bound to `host` and `port` (0: a free one); returns it and the port.
     public static func bind(host: String, port: UInt16 = 0) throws(IPCSystemError) -> (Int32, UInt16) {
         let fd = try make()
-        var address = try Self.address(host, port)
+        var address = try sockaddr_in(numericHost: host, port: port, for: "UDP \(host)")
         let rc = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
         guard rc == 0, let local = TCPSocket.address(of: fd, peer: false) else {
             let error = IPCSystemError("bind UDP \(host):\(port)")
@@ -45,14 +45,6 @@ public enum UDPSocket {
         guard fd >= 0 else { throw IPCSystemError("socket(UDP)") }
         return fd
     }
-
-    static func address(_ host: String, _ port: UInt16) throws(IPCSystemError) -> sockaddr_in {
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else { throw IPCSystemError("UDP \(host) (not a numeric IPv4 address)", errno: EINVAL) }
-        return address
-    }
 }
 
 /// Hands every datagram arriving on a bound UDP socket to `onDatagram`, on the event loop thread.
@@ -74,7 +66,7 @@ public final class DatagramReceiver: EventLoopIOHandler, @unchecked Sendable {
         self.loop = loop
         self.onDatagram = onDatagram
         do {
-            source = try host.map { host throws(IPCSystemError) in try UDPSocket.address(host, 0).sin_addr }
+            source = try host.map { host throws(IPCSystemError) in try sockaddr_in(numericHost: host, port: 0, for: "UDP \(host)").sin_addr }
             try loop.register(fd: fd, events: EPOLLIN.rawValue, handler: self)
         } catch {
             Glibc.close(fd)

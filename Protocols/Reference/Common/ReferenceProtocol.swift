@@ -38,6 +38,26 @@ public enum ReferenceProtocol {
         public static let keyframeRequest = "stream.keyframeRequest"
     }
 
+    /// `level` moved by `steps` of `volume.change` (5% each, PROTOCOL.md), kept within 0...1.
+    public static func volume(_ level: Double, changedBy steps: Int) -> Double {
+        min(1, max(0, level + Double(steps) * 0.05))
+    }
+
+    /// A manifest for the reference driver at `executable` (the demo's, the tests' and the
+    /// benchmarks'; the installed one is `org.mediaroute.reference.json`).
+    public static func driverManifest(executable: String, environment: [String: String] = [:], restart: JSONValue? = nil) -> JSONValue {
+        var manifest: JSONObject = [
+            "protocol": .string(protocolID),
+            "exportedType": ["identifier": .string(protocolID), "conformsTo": ["public.media-sharing-protocol"], "description": "MediaRoute"],
+            "executable": .string(executable),
+        ]
+        if !environment.isEmpty {
+            manifest["environment"] = .object(JSONObject(environment.sorted { $0.key < $1.key }.map { (key: $0.key, value: .string($0.value)) }))
+        }
+        if let restart { manifest["restart"] = restart }
+        return .object(manifest)
+    }
+
     /// RTP payload types of the real-time streams (PROTOCOL.md §4.1).
     public static let opusPayloadType: UInt8 = 111
     public static let h264PayloadType: UInt8 = 96

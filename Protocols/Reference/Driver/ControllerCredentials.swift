@@ -33,11 +33,10 @@ final class ControllerCredentials {
     private func save() {
         let json: JSONValue = ["controllerId": .string(controllerID),
                                "tokens": .object(JSONObject(tokens.sorted { $0.key < $1.key }.map { (key: $0.key, value: .string($0.value)) }))]
-        let temporary = path + ".tmp"
-        guard FileManager.default.createFile(atPath: temporary, contents: Data(JSONWriter.encode(json)), attributes: [.posixPermissions: 0o600]),
-              rename(temporary, path) == 0 else {
-            FileHandle.standardError.write(Data("cannot save pairing tokens to \(path): \(String(cString: strerror(errno)))\n".utf8))
-            return
+        do {
+            try JSONWriter.write(json, atomicallyTo: path)
+        } catch {
+            FileHandle.standardError.write(Data("cannot save pairing tokens to \(path): \(error)\n".utf8))
         }
     }
 }

@@ -8,7 +8,7 @@ final class ReceiverCatalog {
     struct Entry {
         var device: MediaOutputDevice
         var announcement: ReceiverAnnouncement
-        var instances: [ResolvedService.Instance: ResolvedService]
+        var instances: Set<ResolvedService.Instance>
     }
 
     private(set) var entries: [String: Entry] = [:]
@@ -23,9 +23,9 @@ final class ReceiverCatalog {
             throw ReferenceProtocolError(.badRequest, "the announcement of \"\(service.name)\" does not make a device (its name or endpoint is unusable)")
         }
         // An instance that now names another device first leaves its old one.
-        for (id, entry) in entries where id != device.id && entry.instances[service.instance] != nil { _ = lost(service.instance) }
-        var entry = entries[device.id] ?? Entry(device: device, announcement: announcement, instances: [:])
-        entry.instances[service.instance] = service
+        for (id, entry) in entries where id != device.id && entry.instances.contains(service.instance) { _ = lost(service.instance) }
+        var entry = entries[device.id] ?? Entry(device: device, announcement: announcement, instances: [])
+        entry.instances.insert(service.instance)
         let changed = entries[device.id] == nil || entry.device != device
         entry.device = device
         entry.announcement = announcement
@@ -35,9 +35,9 @@ final class ReceiverCatalog {
 
     /// An instance went away; returns the device if that was its last instance.
     func lost(_ instance: ResolvedService.Instance) -> MediaOutputDevice? {
-        guard let (id, found) = entries.first(where: { $0.value.instances[instance] != nil }) else { return nil }
+        guard let (id, found) = entries.first(where: { $0.value.instances.contains(instance) }) else { return nil }
         var entry = found
-        entry.instances[instance] = nil
+        entry.instances.remove(instance)
         if entry.instances.isEmpty {
             entries[id] = nil
             return entry.device

@@ -227,7 +227,7 @@ final class ReceiverLink {
     }
 
     func changeVolume(by steps: Int) {
-        volume = min(1, max(0, volume + Double(steps) * 0.05))
+        volume = ReferenceProtocol.volume(volume, changedBy: steps)
         send(ReferenceProtocol.Method.volumeChange, ["steps": .integer(Int64(steps))])
     }
 

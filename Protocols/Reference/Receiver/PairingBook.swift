@@ -108,10 +108,10 @@ final class PairingBook: @unchecked Sendable {
 
     private func save() throws(ReferenceProtocolError) {
         let json = JSONValue.object(JSONObject(tokens.sorted { $0.key < $1.key }.map { (key: $0.key, value: .string($0.value)) }))
-        let temporary = tokensPath + ".tmp"
-        guard FileManager.default.createFile(atPath: temporary, contents: Data(JSONWriter.encode(json)), attributes: [.posixPermissions: 0o600]),
-              rename(temporary, tokensPath) == 0 else {
-            throw ReferenceProtocolError(.unsupported, "the receiver cannot keep the pairing: writing \(tokensPath) failed (\(String(cString: strerror(errno)))); free space in its state directory and pair again")
+        do {
+            try JSONWriter.write(json, atomicallyTo: tokensPath)
+        } catch {
+            throw ReferenceProtocolError(.unsupported, "the receiver cannot keep the pairing: \(error); free space in its state directory and pair again")
         }
     }
 

@@ -34,7 +34,7 @@ struct StreamKey: Hashable {
 final class ControllerLink: @unchecked Sendable {
     let peer: String
     /// The controller's address without the port: where its RTP must come from.
-    var host: String { peer.lastIndex(of: ":").map { String(peer[..<$0]) } ?? peer }
+    let host: String
     /// From the controller's hello (set during the handshake, on the loop).
     let identity = Mutex<(id: String, name: String)?>(nil)
     /// Set on the loop: during the handshake (no pairing needed), or by a token or pairing.
@@ -46,7 +46,10 @@ final class ControllerLink: @unchecked Sendable {
         set { isAuthorized.store(newValue, ordering: .relaxed) }
     }
 
-    init(peer: String) { self.peer = peer }
+    init(peer: String, host: String) {
+        self.peer = peer
+        self.host = host
+    }
     var controllerID: String { identity.withLock { $0?.id } ?? "?" }
     var name: String { identity.withLock { $0?.name } ?? peer }
 }
@@ -65,7 +68,7 @@ actor Receiver {
     private var volume = 0.5
     private var muted = false
     /// The session playing now: whose it is, its name, and the application running it.
-    private var current: (controller: String, session: String, application: String?)?
+    private var current: (controller: String, session: String)?
     private var graceTimer: EventLoop.TimerHandle?
     private var cadence: EventLoop.TimerHandle?
     /// Open streams by controller and the controller's name for each.
@@ -120,7 +123,7 @@ actor Receiver {
     // MARK: Connections
 
     private func serve(_ fd: Int32, peer: String) async {
-        let link = ControllerLink(peer: peer)
+        let link = ControllerLink(peer: peer, host: TCPSocket.address(of: fd, peer: true)?.host ?? "?")
         let authorization = pairing.authorization
         var settings = ConnectionConfiguration(label: "controller at \(peer)")
         settings.maximumFrameLength = ReferenceProtocol.maximumFrameLength
@@ -271,13 +274,13 @@ actor Receiver {
                                                                     "error": ["code": 2011, "message": .string("replaced by another session on \(configuration.name)")]],
                             controller: previous.controller)
             }
-            current = (link.controllerID, session, application)
+            current = (link.controllerID, session)
             player.load(media)
             say("playing \(url) for \(link.name)\(application.map { " in \($0)" } ?? "")")
             playerChanged()
             return player.state.json
         case M.control:
-            let session = try ownedSession(params, link)
+            _ = try ownedSession(params, link)
             if let position = params["position"] {
                 guard let seconds = position.doubleValue, seconds >= 0 else { throw ReferenceProtocolError(.badRequest, "\"position\" must be 0 or more seconds") }
                 player.seek(to: seconds)
@@ -292,7 +295,6 @@ actor Receiver {
                 guard let playing = playing.boolValue else { throw ReferenceProtocolError(.badRequest, "\"isPlaying\" must be true or false") }
                 if playing { player.play() } else { player.pause() }
             }
-            _ = session
             playerChanged()
             return player.state.json
         case M.stop:
@@ -307,7 +309,7 @@ actor Receiver {
             return volumeJSON
         case M.volumeChange:
             guard let steps = params["steps"]?.integerValue, (-100...100).contains(steps) else { throw ReferenceProtocolError(.badRequest, "\"steps\" must be from -100 to 100") }
-            setVolume(min(1, max(0, volume + Double(steps) * 0.05)), muted: muted)
+            setVolume(ReferenceProtocol.volume(volume, changedBy: Int(steps)), muted: muted)
             return volumeJSON
         case M.volumeMute:
             guard let mute = params["muted"]?.boolValue else { throw ReferenceProtocolError(.badRequest, "\"muted\" must be true or false") }
@@ -341,7 +343,7 @@ actor Receiver {
     }
 
     private func startStream(_ params: JSONObject, from link: ControllerLink) throws -> JSONValue {
-        guard let name = params["stream"]?.stringValue, !name.isEmpty, name.utf8.count <= 64, ReceiverAnnouncement.isIdentifier(name) else {
+        guard let name = params["stream"]?.stringValue, ReceiverAnnouncement.isIdentifier(name) else {
             throw ReferenceProtocolError(.badRequest, "\"stream\" must be 1-64 of A-Z a-z 0-9 . _ -")
         }
         let key = StreamKey(controller: link.controllerID, name: name)
@@ -356,7 +358,7 @@ actor Receiver {
         switch (params["kind"]?.stringValue, params["codec"]?.stringValue) {
         case ("audio"?, "opus"?) where configuration.announcement.capabilities.contains(.realtimeAudioStreaming):
             let rate = try number("sampleRate", 8_000...48_000)
-            guard [8_000, 12_000, 16_000, 24_000, 48_000].contains(rate) else { throw ReferenceProtocolError(.unsupported, "Opus has no \(rate) Hz") }
+            guard SampleFormat.opusSampleRates.contains(rate) else { throw ReferenceProtocolError(.unsupported, "Opus has no \(rate) Hz") }
             kind = .audio(sampleRate: rate, channels: try number("channels", 1...2))
         case ("video"?, "h264"?) where configuration.announcement.capabilities.contains(.realtimeVideoStreaming):
             kind = .video(width: try number("width", 16...3840), height: try number("height", 16...2160), frameRate: try number("frameRate", 1...120))
@@ -371,7 +373,7 @@ actor Receiver {
         }
         let stream: ReceiverStream
         do {
-            stream = try ReceiverStream(name: name, controller: link.controllerID, kind: kind, host: configuration.host,
+            stream = try ReceiverStream(name: name, kind: kind, host: configuration.host,
                                         sender: link.host, recording: recording, reportOnsets: configuration.reportOnsets,
                                         dropVideoPacket: configuration.dropVideoPacket, loop: loop) { [weak link] in
                 link?.connection?.post(ReferenceProtocol.Event.keyframeRequest, ["stream": .string(name)])

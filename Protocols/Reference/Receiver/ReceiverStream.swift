@@ -14,7 +14,6 @@ final class ReceiverStream: @unchecked Sendable {
     }
 
     let name: String
-    let controller: String
     let kind: Kind
     let port: UInt16
     private var receiver: DatagramReceiver?
@@ -49,11 +48,10 @@ final class ReceiverStream: @unchecked Sendable {
 
     /// Opens the UDP port, taking datagrams from `sender` only, and the recording;
     /// `requestKeyframe` asks the controller for one.
-    init(name: String, controller: String, kind: Kind, host: String, sender: String, recording: String?, reportOnsets: Bool,
+    init(name: String, kind: Kind, host: String, sender: String, recording: String?, reportOnsets: Bool,
          dropVideoPacket: Int? = nil, loop: EventLoop, requestKeyframe: @escaping () -> Void) throws {
         self.dropVideoPacket = dropVideoPacket
         self.name = name
-        self.controller = controller
         self.kind = kind
         self.loop = loop
         self.reportOnsets = reportOnsets
