@@ -39,25 +39,17 @@ final class RawPeer: @unchecked Sendable {
         try write(FrameEncoder.frame(message.encode()), descriptors: descriptors)
     }
 
-    /// The next message from the connection, or nil if it closed the stream. The blocking read runs
-    /// on a thread of its own: the cooperative pool and Dispatch's global queues are as wide as the
-    /// machine's two cores, and blocking them would stall every other test.
+    /// The next message from the connection, or nil if it closed the stream.
     func read(timeout: Int32 = 5000) async throws -> Message? {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread.detachNewThread { continuation.resume(with: Result { try self.readBlocking(timeout: timeout) }) }
-        }
+        try await onThreadOfItsOwn { try self.readBlocking(timeout: timeout) }
     }
 
     /// Up to `count` messages, read on one thread (stops early at end of stream).
     func read(count: Int, timeout: Int32 = 5000) async throws -> [Message] {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread.detachNewThread {
-                continuation.resume(with: Result {
-                    var messages: [Message] = []
-                    while messages.count < count, let message = try self.readBlocking(timeout: timeout) { messages.append(message) }
-                    return messages
-                })
-            }
+        try await onThreadOfItsOwn {
+            var messages: [Message] = []
+            while messages.count < count, let message = try self.readBlocking(timeout: timeout) { messages.append(message) }
+            return messages
         }
     }
 

@@ -73,10 +73,10 @@ struct SampleRingTests {
         _ = try readAll(consumer)
         // A consumer that sleeps is woken by the next record: the producer wrote the eventfd (its
         // count is still 1 after the wake; the next wait resets it).
-        let woke = Task.detached { consumer.waitForRecord(timeout: .seconds(30)) }
+        async let woke = onThreadOfItsOwn { consumer.waitForRecord(timeout: .seconds(30)) }
         try await waitUntil { consumer.consumerIsWaiting }
         _ = try write(producer, [9], at: 42)
-        #expect(await woke.value)
+        #expect(try await woke)
         #expect(read(consumer.wakeupFD, &value, 8) == 8 && value == 1, "the producer did not signal the sleeping consumer")
         var timestamp: UInt64 = 0
         #expect(try consumer.read { _, t in timestamp = t })
@@ -88,7 +88,7 @@ struct SampleRingTests {
     @Test func aProducerFasterThanItsConsumerLosesRecordsNotTheProcess() async throws {
         let producer = try SampleRing.create(format: .defaultAudio, capacity: 16384)
         let consumer = try peer(of: producer)
-        let reader = Task.detached { () throws -> Int in
+        async let reader = onThreadOfItsOwn { () throws -> Int in
             var count = 0
             while true {
                 if try consumer.read({ _, _ in count += 1 }) {
@@ -104,10 +104,10 @@ struct SampleRingTests {
         var written = 0
         for i in 0..<2000 where try write(producer, frame, at: UInt64(i)) == .written { written += 1 }
         producer.closeProducer()
-        let read = try await reader.value
+        let delivered = try await reader
         let statistics = producer.statistics
         #expect(statistics.overruns > 0 && UInt64(written) + statistics.overruns == 2000)
-        #expect(read == written, "every record the ring took was delivered")
+        #expect(delivered == written, "every record the ring took was delivered")
     }
 
     @Test func aRingFromAPeerIsCheckedBeforeItIsTrusted() throws {

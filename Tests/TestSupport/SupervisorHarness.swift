@@ -106,7 +106,6 @@ public final class SupervisorHarness: @unchecked Sendable {
     }
 }
 
-/// Polls `condition` every 10 ms for up to `seconds`.
 /// Runs `body`, then `tearDown`, whether `body` returns or throws: what a test started is always stopped.
 public func withTearDown<T>(_ body: () async throws -> T, tearDown: () async -> Void) async throws -> T {
     let result: T
@@ -120,6 +119,7 @@ public func withTearDown<T>(_ body: () async throws -> T, tearDown: () async -> 
     return result
 }
 
+/// Polls `condition` every 10 ms for up to `seconds`.
 public func waitUntil(_ what: String = "condition", seconds: Double = 20, _ condition: () async -> Bool) async throws {
     let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
     while ContinuousClock.now < deadline {
