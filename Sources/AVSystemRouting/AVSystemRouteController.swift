@@ -158,8 +158,7 @@ public final class AVSystemRouteController: Sendable {
             }
         case "session.state":
             guard let id = params["session"]?.stringValue, let media = registry.session(id), let state = params["state"]?.objectValue else { return }
-            let status = PlaybackStatus(json: state)
-            await MainActor.run { media.playbackControl.update(status) }
+            await MainActor.run { media.playbackControl.report(state) }
         case "session.ended":
             guard let id = params["session"]?.stringValue, let media = registry.session(id) else { return }
             let reason = MediaDeviceError(json: params["error"])?.message ?? "the session ended"

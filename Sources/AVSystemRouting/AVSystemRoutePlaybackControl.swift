@@ -27,6 +27,12 @@ public final class AVSystemRoutePlaybackControl: AVInterfaceControllable {
     private let commands: AsyncStream<Command>.Continuation
     private var watchers: [UUID: AsyncStream<PlaybackStatus>.Continuation] = [:]
     private var firstUnreportedError: (any Error)?
+    /// Commands set and not yet answered. A report made before the driver applied them would undo
+    /// their values here, so reports are dropped until the answer, which carries the state after.
+    private var commandsInFlight = 0
+    /// The daemon's revision of the state shown: notifications arrive on a task of their own and can
+    /// come after a command's answer, so a state older than the one shown is dropped.
+    private var revision: Int64 = 0
 
     nonisolated init(session: String, status: PlaybackStatus, daemon: DaemonConnection) {
         self.session = session
@@ -119,16 +125,18 @@ public final class AVSystemRoutePlaybackControl: AVInterfaceControllable {
         }
         local(&status)
         publish()
+        commandsInFlight += 1
         commands.yield(.change(change))
     }
 
     private func run(_ command: Command) async {
         switch command {
         case .change(let change):
+            defer { commandsInFlight -= 1 }
             do {
                 if let endError { throw endError }
                 let route = try await daemon.call("app.playback.set", ["session": .string(session), "changes": .object(change)])
-                if let state = route.objectValue?["playback"]?.objectValue { update(PlaybackStatus(json: state)) }
+                if let state = route.objectValue?["playback"]?.objectValue { show(state) }
             } catch {
                 lastError = error
                 if firstUnreportedError == nil { firstUnreportedError = error }
@@ -140,10 +148,18 @@ public final class AVSystemRoutePlaybackControl: AVInterfaceControllable {
         }
     }
 
-    /// The driver's state (from `session.state` or a command's answer).
-    func update(_ remote: PlaybackStatus) {
+    /// The driver's state from a `session.state` notification.
+    func report(_ state: JSONObject) {
+        guard commandsInFlight == 0 else { return }
+        show(state)
+    }
+
+    private func show(_ state: JSONObject) {
         guard endError == nil else { return }
-        status = remote
+        let stateRevision = state["revision"]?.integerValue ?? revision
+        guard stateRevision >= revision else { return }
+        revision = stateRevision
+        status = PlaybackStatus(json: state)
         publish()
     }
 

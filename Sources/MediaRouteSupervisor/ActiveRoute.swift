@@ -21,8 +21,11 @@ final class ActiveRoute: @unchecked Sendable {
     /// The application on the device that handles the session (`started(application:...)`); nil = its player.
     var application: String?
     var url: String?
-    /// The driver's latest playback state while a session plays.
-    var playback: JSONObject?
+    /// The driver's latest playback state while a session plays, stamped with its `revision`.
+    private(set) var playback: JSONObject?
+    /// How many states were stored: an app's notification task can deliver a report after the answer
+    /// to its own command, and drops any state older than one it has shown.
+    private var playbackRevision: Int64 = 0
     /// The app that started the session, which alone sees its state and its data.
     var mediaOwner: ClientID?
     /// A session start is in progress: the route is taken.
@@ -44,6 +47,22 @@ final class ActiveRoute: @unchecked Sendable {
     }
 
     var hasSession: Bool { playback != nil || isStartingSession }
+
+    /// Stores the driver's newest playback state; returns it as stored, stamped.
+    @discardableResult
+    func store(playback state: JSONObject) -> JSONObject {
+        playbackRevision += 1
+        var stamped = state
+        stamped["revision"] = .integer(playbackRevision)
+        playback = stamped
+        return stamped
+    }
+
+    /// The session failed: the state its app is told it ended in.
+    func markPlaybackFailed() {
+        playback?["state"] = .string("failed")
+        playback?["isPlaying"] = .bool(false)
+    }
 
     var json: JSONValue {
         var object: JSONObject = ["session": .string(session.id), "protocol": .string(record.id),

@@ -274,7 +274,7 @@ extension Supervisor {
                 }
                 route.application = app
                 route.url = url
-                route.playback = state
+                route.store(playback: state)
                 route.mediaOwner = owner
                 if route.parent == nil { publish(.updated(route: route.json, protocolID: route.record.id)) }
                 return route
@@ -312,8 +312,8 @@ extension Supervisor {
         guard route.playback != nil else { throw MediaDeviceError(.sessionFailed, "nothing is playing on \(route.device.displayName); `mediaroute play URL --to \"\(route.device.displayName)\"` first") }
         let state = try await call(route.record, DriverMethod.setPlayback, ["session": .string(route.session.id), "changes": .object(changes)])
         if route.playback != nil, let state = state.objectValue {
-            route.playback = state
-            if let owner = route.mediaOwner { publish(.playback(session: route.session.id, owner: owner, state: state)) }
+            let stored = route.store(playback: state)
+            if let owner = route.mediaOwner { publish(.playback(session: route.session.id, owner: owner, state: stored)) }
         }
         return route.json
     }
@@ -342,8 +342,7 @@ extension Supervisor {
     func sessionFailedLater(_ session: String, _ error: MediaDeviceError) {
         guard let route = routes[session], route.playback != nil else { return }
         logger.error("session on \(route.device.displayName) (\(session)) failed: \(error.message)")
-        route.playback?["state"] = .string("failed")  // the state the session's app is told it ended in
-        route.playback?["isPlaying"] = .bool(false)
+        route.markPlaybackFailed()
         endMediaSession(on: route, error: error)
         if route.parent == nil {
             publish(.updated(route: route.json, protocolID: route.record.id))

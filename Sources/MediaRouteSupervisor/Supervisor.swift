@@ -480,8 +480,8 @@ public actor Supervisor {
         on(DriverMethod.playbackState) { supervisor, params throws(RPCError) in
             guard let session = params["session"]?.stringValue, let state = params["state"]?.objectValue else { throw .invalidParams("playback.state needs \"session\" and \"state\"") }
             guard let route = supervisor.routes[session], route.record === record, route.playback != nil, !route.isStartingSession else { return }
-            route.playback = state
-            if let owner = route.mediaOwner { supervisor.publish(.playback(session: session, owner: owner, state: state)) }
+            let stored = route.store(playback: state)
+            if let owner = route.mediaOwner { supervisor.publish(.playback(session: session, owner: owner, state: stored)) }
         }
         on(DriverMethod.volumeChanged) { supervisor, params throws(RPCError) in
             guard let id = params["device"]?.stringValue else { throw .invalidParams("volume.changed needs \"device\"") }
