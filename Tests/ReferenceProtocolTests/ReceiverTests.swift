@@ -153,10 +153,10 @@ struct ReceiverTests {
             #expect(state.objectValue?["duration"] == 30.0)
             // Play until the media has really advanced (ffmpeg starts slowly on a loaded machine).
             var reached = 0.0
-            try await waitUntil("film plays past 0.5 s") {
+            try await waitUntil("film plays past 1 s") {
                 let state = try? await first.request(ReferenceProtocol.Method.status).result
                 reached = state?.objectValue?["sessions"]?.arrayValue?.first?.objectValue?["state"]?.objectValue?["position"]?.doubleValue ?? 0
-                return reached > 0.5
+                return reached > 1
             }
             await first.close()  // no stop: the controller just went away
             try await receiver.waitFor("paused film: test went away")
@@ -168,7 +168,8 @@ struct ReceiverTests {
             #expect(session["session"] == "film")
             #expect(session["state"]?.objectValue?["state"] == "paused")
             let position = try #require(session["state"]?.objectValue?["position"]?.doubleValue)
-            #expect(position >= reached && position < reached + 3, "paused where it was, not back at the start")
+            // ffmpeg's progress reports lag its playback a little; the position may step back by that much.
+            #expect(position > reached - 0.5 && position < reached + 3, "paused where it was (\(reached) s), not back at the start")
             // Another controller does not see it.
             let stranger = try await controller(receiver, id: "someone-else")
             #expect(try await stranger.request(ReferenceProtocol.Method.status).result.objectValue?["sessions"] == [])
