@@ -7,11 +7,11 @@ import TestSupport
 @Suite("mediarouted and the mediaroute CLI, as real processes", .timeLimit(.minutes(2)))
 struct DaemonAndCLITests {
     @Test func theCLISaysWhenNoDaemonRuns() async throws {
-        let harness = try DaemonHarness()
-        let result = await harness.cli(["drivers"])
-        #expect(result.status == .exited(1))
-        #expect(result.error.contains("mediarouted is not running (nothing listens on \(harness.socket))"))
-        await harness.tearDown()
+        try await DaemonHarness.run { harness in
+            let result = await harness.cli(["drivers"])
+            #expect(result.status == .exited(1))
+            #expect(result.error.contains("mediarouted is not running (nothing listens on \(harness.socket))"))
+        }
     }
 
     @Test(arguments: [
@@ -23,122 +23,122 @@ struct DaemonAndCLITests {
         (["teleport"], "Unexpected argument 'teleport'"),
     ])
     func badArgumentsAreUsageErrors(_ arguments: [String], _ message: String) async throws {
-        let harness = try DaemonHarness()
-        let result = await harness.cli(arguments)
-        #expect(result.status == .exited(64), "\(result.error)")
-        #expect(result.error.contains(message), "\(result.error)")
-        await harness.tearDown()
+        try await DaemonHarness.run { harness in
+            let result = await harness.cli(arguments)
+            #expect(result.status == .exited(64), "\(result.error)")
+            #expect(result.error.contains(message), "\(result.error)")
+        }
     }
 
     @Test func anOperatorDiscoversActivatesPlaysAndControlsVolume() async throws {
-        let harness = try DaemonHarness()
-        try harness.drivers.addDriver("org.test.alpha", devices: ["Living Room TV", "Kitchen Radio"])
-        try await harness.start()
+        try await DaemonHarness.run { harness in
+            try harness.drivers.addDriver("org.test.alpha", devices: ["Living Room TV", "Kitchen Radio"])
+            try await harness.start()
 
-        let devices = await harness.cli(["devices", "--wait", "0.5", "--json"])
-        #expect(devices.status == .exited(0), "\(devices.error)")
-        #expect(Set(devices.json?.arrayValue?.compactMap { $0.objectValue?["name"]?.stringValue } ?? []) == ["Living Room TV", "Kitchen Radio"])
+            let devices = await harness.cli(["devices", "--wait", "0.5", "--json"])
+            #expect(devices.status == .exited(0), "\(devices.error)")
+            #expect(Set(devices.json?.arrayValue?.compactMap { $0.objectValue?["name"]?.stringValue } ?? []) == ["Living Room TV", "Kitchen Radio"])
 
-        let activated = await harness.cli(["--json", "activate", "living room tv"])
-        #expect(activated.json?.objectValue?["protocol"] == "org.test.alpha", "\(activated.error)")
-        let level = await harness.cli(["volume", "Living Room TV", "40", "--json"]).json?.objectValue?["volume"]?.doubleValue
-        #expect(abs((level ?? 0) - 0.4) < 1e-6)  // drivers keep volume as Float
-        #expect(await harness.cli(["volume", "Living Room TV", "+2", "--json"]).json?.objectValue?["volume"] == .double(0.5))
-        let muted = await harness.cli(["volume", "Living Room TV", "mute"])
-        #expect(muted.output == "Living Room TV: volume 50%, muted\n")
+            let activated = await harness.cli(["--json", "activate", "living room tv"])
+            #expect(activated.json?.objectValue?["protocol"] == "org.test.alpha", "\(activated.error)")
+            let level = await harness.cli(["volume", "Living Room TV", "40", "--json"]).json?.objectValue?["volume"]?.doubleValue
+            #expect(abs((level ?? 0) - 0.4) < 1e-6)  // drivers keep volume as Float
+            #expect(await harness.cli(["volume", "Living Room TV", "+2", "--json"]).json?.objectValue?["volume"] == .double(0.5))
+            let muted = await harness.cli(["volume", "Living Room TV", "mute"])
+            #expect(muted.output == "Living Room TV: volume 50%, muted\n")
 
-        let bad = await harness.cli(["play", "http://127.0.0.1:9/notes.txt", "--to", "Living Room TV"])
-        #expect(bad.status == .exited(1))
-        #expect(bad.error.contains("cannot play notes.txt: not a media file"))
-        let playing = await harness.cli(["play", "http://127.0.0.1:9/film.mp4", "--to", "Living Room TV", "--json"])
-        #expect(playing.json?.objectValue?["playback"]?.objectValue?["state"] == "playing", "\(playing.error)")
-        #expect(await harness.cli(["pause", "--json"]).json?.objectValue?["playback"]?.objectValue?["state"] == "paused")
-        #expect(await harness.cli(["seek", "12", "--json"]).json?.objectValue?["playback"]?.objectValue?["position"] == .double(12))
-        #expect(await harness.cli(["resume", "--on", "Living Room TV", "--json"]).json?.objectValue?["playback"]?.objectValue?["isPlaying"] == true)
-        let sessions = await harness.cli(["sessions"])
-        #expect(sessions.output.contains("Living Room TV  Test alpha  s1       playing"))
-        #expect(sessions.output.contains("http://127.0.0.1:9/film.mp4"))
+            let bad = await harness.cli(["play", "http://127.0.0.1:9/notes.txt", "--to", "Living Room TV"])
+            #expect(bad.status == .exited(1))
+            #expect(bad.error.contains("cannot play notes.txt: not a media file"))
+            let playing = await harness.cli(["play", "http://127.0.0.1:9/film.mp4", "--to", "Living Room TV", "--json"])
+            #expect(playing.json?.objectValue?["playback"]?.objectValue?["state"] == "playing", "\(playing.error)")
+            #expect(await harness.cli(["pause", "--json"]).json?.objectValue?["playback"]?.objectValue?["state"] == "paused")
+            #expect(await harness.cli(["seek", "12", "--json"]).json?.objectValue?["playback"]?.objectValue?["position"] == .double(12))
+            #expect(await harness.cli(["resume", "--on", "Living Room TV", "--json"]).json?.objectValue?["playback"]?.objectValue?["isPlaying"] == true)
+            let sessions = await harness.cli(["sessions"])
+            #expect(sessions.output.contains("Living Room TV  Test alpha  s1       playing"))
+            #expect(sessions.output.contains("http://127.0.0.1:9/film.mp4"))
 
-        // The test driver runs one session at a time: a second device is refused, with the reason.
-        let second = await harness.cli(["activate", "Kitchen Radio"])
-        #expect(second.status == .exited(1))
-        #expect(second.error.contains("runs one session at a time and Living Room TV is active"))
+            // The test driver runs one session at a time: a second device is refused, with the reason.
+            let second = await harness.cli(["activate", "Kitchen Radio"])
+            #expect(second.status == .exited(1))
+            #expect(second.error.contains("runs one session at a time and Living Room TV is active"))
 
-        #expect(await harness.cli(["stop"]).status == .exited(0))
-        #expect(await harness.cli(["deactivate", "Living Room TV"]).status == .exited(0))
-        let status = await harness.cli(["status", "--json"])
-        #expect(status.json?.objectValue?["routes"]?.arrayValue?.isEmpty == true)
-        #expect(await harness.cli(["volume", "Living Room TV"]).error.contains("\"Living Room TV\" is not active"))
-        await harness.tearDown()
+            #expect(await harness.cli(["stop"]).status == .exited(0))
+            #expect(await harness.cli(["deactivate", "Living Room TV"]).status == .exited(0))
+            let status = await harness.cli(["status", "--json"])
+            #expect(status.json?.objectValue?["routes"]?.arrayValue?.isEmpty == true)
+            #expect(await harness.cli(["volume", "Living Room TV"]).error.contains("\"Living Room TV\" is not active"))
+        }
     }
 
     @Test func pairingCodesAreCheckedAndNoAnswerCancels() async throws {
-        let harness = try DaemonHarness()
-        try harness.drivers.addDriver("org.test.secure", devices: ["Secure TV"])
-        try await harness.start()
-        _ = await harness.cli(["devices", "--wait", "0.5"])
-        let wrong = await harness.cli(["activate", "Secure TV", "--code", "0000"])
-        #expect(wrong.status == .exited(1))
-        #expect(wrong.error.contains("Secure TV refused the code 0000"))
-        // No code on standard input (it is /dev/null) and no --code: pairing is cancelled.
-        let unanswered = await harness.cli(["activate", "Secure TV"])
-        #expect(unanswered.error.contains("no code on standard input; type it at a terminal, pipe it in, or pass --code"))
-        #expect(unanswered.error.contains("pairing with Secure TV was cancelled"))
-        let right = await harness.cli(["activate", "Secure TV", "--code", "4321"])
-        #expect(right.status == .exited(0), "\(right.error) | daemon log: \(harness.log.suffix(1500))")
-        #expect(right.output == "Secure TV is active through Test secure (s3)\n")
-        await harness.tearDown()
+        try await DaemonHarness.run { harness in
+            try harness.drivers.addDriver("org.test.secure", devices: ["Secure TV"])
+            try await harness.start()
+            _ = await harness.cli(["devices", "--wait", "0.5"])
+            let wrong = await harness.cli(["activate", "Secure TV", "--code", "0000"])
+            #expect(wrong.status == .exited(1))
+            #expect(wrong.error.contains("Secure TV refused the code 0000"))
+            // No code on standard input (it is /dev/null) and no --code: pairing is cancelled.
+            let unanswered = await harness.cli(["activate", "Secure TV"])
+            #expect(unanswered.error.contains("no code on standard input; type it at a terminal, pipe it in, or pass --code"))
+            #expect(unanswered.error.contains("pairing with Secure TV was cancelled"))
+            let right = await harness.cli(["activate", "Secure TV", "--code", "4321"])
+            #expect(right.status == .exited(0), "\(right.error) | daemon log: \(harness.log.suffix(1500))")
+            #expect(right.output == "Secure TV is active through Test secure (s3)\n")
+        }
     }
 
     @Test func operatorStateSurvivesKill9AndDriversDieWithTheDaemon() async throws {
-        let harness = try DaemonHarness()
-        try harness.drivers.addDriver("org.test.keep", devices: ["Study Speaker"])
-        try harness.drivers.addDriver("org.test.drop", devices: ["Garden Speaker"])
-        try await harness.start()
-        _ = await harness.cli(["devices", "--wait", "0.5"])
-        #expect(await harness.cli(["disable", "org.test.drop"]).output == "disabled org.test.drop\n")
-        _ = await harness.cli(["activate", "Study Speaker"])
-        let drivers = await harness.cli(["drivers", "--json"])
-        let pid = drivers.json?.objectValue?["drivers"]?.arrayValue?.first { $0.objectValue?["protocol"] == "org.test.keep" }?.objectValue?["pid"]?.integerValue
-        let driverPID = try #require(pid.map { Int32($0) })
+        try await DaemonHarness.run { harness in
+            try harness.drivers.addDriver("org.test.keep", devices: ["Study Speaker"])
+            try harness.drivers.addDriver("org.test.drop", devices: ["Garden Speaker"])
+            try await harness.start()
+            _ = await harness.cli(["devices", "--wait", "0.5"])
+            #expect(await harness.cli(["disable", "org.test.drop"]).output == "disabled org.test.drop\n")
+            _ = await harness.cli(["activate", "Study Speaker"])
+            let drivers = await harness.cli(["drivers", "--json"])
+            let pid = drivers.json?.objectValue?["drivers"]?.arrayValue?.first { $0.objectValue?["protocol"] == "org.test.keep" }?.objectValue?["pid"]?.integerValue
+            let driverPID = try #require(pid.map { Int32($0) })
 
-        kill(try #require(harness.daemon).pid, SIGKILL)
-        try await waitUntil("driver died with the daemon") { kill(driverPID, 0) != 0 }
+            kill(try #require(harness.daemon).pid, SIGKILL)
+            try await waitUntil("driver died with the daemon") { kill(driverPID, 0) != 0 }
 
-        try await harness.start()
-        let after = await harness.cli(["drivers", "--json"])
-        let states = Dictionary(uniqueKeysWithValues: (after.json?.objectValue?["drivers"]?.arrayValue ?? []).compactMap { value -> (String, String)? in
-            guard let object = value.objectValue, let id = object["protocol"]?.stringValue, let state = object["state"]?.stringValue else { return nil }
-            return (id, state)
-        })
-        #expect(states == ["org.test.keep": "stopped", "org.test.drop": "disabled"])
-        await harness.tearDown()
+            try await harness.start()
+            let after = await harness.cli(["drivers", "--json"])
+            let states = Dictionary(uniqueKeysWithValues: (after.json?.objectValue?["drivers"]?.arrayValue ?? []).compactMap { value -> (String, String)? in
+                guard let object = value.objectValue, let id = object["protocol"]?.stringValue, let state = object["state"]?.stringValue else { return nil }
+                return (id, state)
+            })
+            #expect(states == ["org.test.keep": "stopped", "org.test.drop": "disabled"])
+        }
     }
 
     @Test func sigtermStopsEveryDriverAndRemovesTheSocket() async throws {
-        let harness = try DaemonHarness()
-        try harness.drivers.addDriver("org.test.one", devices: ["Office TV"])
-        try await harness.start()
-        _ = await harness.cli(["activate", "Office TV"]).status  // not in the picker yet: refused
-        _ = await harness.cli(["devices", "--wait", "0.5"])
-        #expect(await harness.cli(["activate", "Office TV"]).status == .exited(0))
-        let pid = try #require(await harness.cli(["drivers", "--json"]).json?.objectValue?["drivers"]?.arrayValue?.first?.objectValue?["pid"]?.integerValue)
+        try await DaemonHarness.run { harness in
+            try harness.drivers.addDriver("org.test.one", devices: ["Office TV"])
+            try await harness.start()
+            _ = await harness.cli(["activate", "Office TV"]).status  // not in the picker yet: refused
+            _ = await harness.cli(["devices", "--wait", "0.5"])
+            #expect(await harness.cli(["activate", "Office TV"]).status == .exited(0))
+            let pid = try #require(await harness.cli(["drivers", "--json"]).json?.objectValue?["drivers"]?.arrayValue?.first?.objectValue?["pid"]?.integerValue)
 
-        // The socket is private: its directory 0700, the socket 0600.
-        var status = stat()
-        stat((harness.socket as NSString).deletingLastPathComponent, &status)
-        #expect(status.st_mode & 0o777 == 0o700)
-        stat(harness.socket, &status)
-        #expect(status.st_mode & 0o777 == 0o600)
+            // The socket is private: its directory 0700, the socket 0600.
+            var status = stat()
+            stat((harness.socket as NSString).deletingLastPathComponent, &status)
+            #expect(status.st_mode & 0o777 == 0o700)
+            stat(harness.socket, &status)
+            #expect(status.st_mode & 0o777 == 0o600)
 
-        let daemon = try #require(harness.daemon)
-        kill(daemon.pid, SIGTERM)
-        #expect(await daemon.exitStatus() == .exited(0))
-        #expect(kill(Int32(pid), 0) != 0)
-        #expect(!FileManager.default.fileExists(atPath: harness.socket))
-        #expect(harness.log.contains("signal 15: stopping every driver"))
-        #expect(harness.log.contains("driver org.test.one stopped: the supervisor is shutting down"))
-        await harness.tearDown()
+            let daemon = try #require(harness.daemon)
+            kill(daemon.pid, SIGTERM)
+            #expect(await daemon.exitStatus() == .exited(0))
+            #expect(kill(Int32(pid), 0) != 0)
+            #expect(!FileManager.default.fileExists(atPath: harness.socket))
+            #expect(harness.log.contains("signal 15: stopping every driver"))
+            #expect(harness.log.contains("driver org.test.one stopped: the supervisor is shutting down"))
+        }
     }
 }
 
@@ -194,28 +194,28 @@ struct InteractiveCLITests {
     }
 
     @Test func ctrlCAtThePairingPromptCancelsThePairing() async throws {
-        let harness = try DaemonHarness()
-        try harness.drivers.addDriver("org.test.secure", devices: ["Secure Projector"])
-        try await harness.start()
-        _ = await harness.cli(["devices", "--until", "1", "--wait", "10"])
-        // The prompt names the device and the code length; Ctrl-C answers "cancelled" to the driver.
-        let (screen, status) = try await atTerminal(harness, ["activate", "Secure Projector"], after: "(Ctrl-C cancels): ")
-        #expect(screen.contains("Enter the 4-digit code shown on Secure Projector (Ctrl-C cancels): "), "\(screen)")
-        #expect(screen.contains("pairing cancelled"))
-        #expect(screen.contains("pairing with Secure Projector was cancelled"))
-        #expect(status == 1)
-        #expect(await harness.cli(["sessions"]).output == "no active routes\n")
-        await harness.tearDown()
+        try await DaemonHarness.run { harness in
+            try harness.drivers.addDriver("org.test.secure", devices: ["Secure Projector"])
+            try await harness.start()
+            _ = await harness.cli(["devices", "--until", "1", "--wait", "10"])
+            // The prompt names the device and the code length; Ctrl-C answers "cancelled" to the driver.
+            let (screen, status) = try await atTerminal(harness, ["activate", "Secure Projector"], after: "(Ctrl-C cancels): ")
+            #expect(screen.contains("Enter the 4-digit code shown on Secure Projector (Ctrl-C cancels): "), "\(screen)")
+            #expect(screen.contains("pairing cancelled"))
+            #expect(screen.contains("pairing with Secure Projector was cancelled"))
+            #expect(status == 1)
+            #expect(await harness.cli(["sessions"]).output == "no active routes\n")
+        }
     }
 
     @Test func devicesWatchFollowsThePickerUntilCtrlC() async throws {
-        let harness = try DaemonHarness()
-        try harness.drivers.addDriver("org.test.watch", devices: ["Den Speaker"])
-        try await harness.start()
-        let (screen, status) = try await atTerminal(harness, ["devices", "--watch"], after: "Den Speaker")
-        #expect(screen.contains("Den Speaker"), "\(screen)")
-        #expect(status == 0)
-        await harness.tearDown()
+        try await DaemonHarness.run { harness in
+            try harness.drivers.addDriver("org.test.watch", devices: ["Den Speaker"])
+            try await harness.start()
+            let (screen, status) = try await atTerminal(harness, ["devices", "--watch"], after: "Den Speaker")
+            #expect(screen.contains("Den Speaker"), "\(screen)")
+            #expect(status == 0)
+        }
     }
 }
 
@@ -224,25 +224,25 @@ struct PeerCredentialTests {
     /// With the file-system permissions opened up, a process of another user still gets nothing:
     /// the daemon checks SO_PEERCRED and drops the connection before the handshake.
     @Test func anotherUserIsRefusedEvenWhenTheSocketIsReachable() async throws {
-        let harness = try DaemonHarness()
-        try harness.drivers.addDriver("org.test.private", devices: ["Vault TV"])
-        try await harness.start()
-        chmod(harness.drivers.root, 0o755)
-        chmod((harness.socket as NSString).deletingLastPathComponent, 0o755)
-        chmod(harness.socket, 0o666)
-        let out = open(harness.drivers.root + "/nobody.out", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        let nobody = try ChildProcess(executable: "/usr/bin/setpriv",
-                                      arguments: ["--reuid=65534", "--regid=65534", "--clear-groups", DaemonHarness.binary("mediaroute"),
-                                                  "--socket", harness.socket, "drivers"],
-                                      standardOutput: out, standardError: out)
-        close(out)
-        let status = await nobody.exitStatus()
-        let said = (try? String(contentsOfFile: harness.drivers.root + "/nobody.out", encoding: .utf8)) ?? ""
-        #expect(status == .exited(1), "\(said)")
-        #expect(said.contains("did not accept the connection"), "\(said)")
-        try await waitUntil("refusal logged") { harness.log.contains("refused a connection from uid 65534") }
-        // The owner still gets in.
-        #expect(await harness.cli(["drivers"]).status == .exited(0))
-        await harness.tearDown()
+        try await DaemonHarness.run { harness in
+            try harness.drivers.addDriver("org.test.private", devices: ["Vault TV"])
+            try await harness.start()
+            chmod(harness.drivers.root, 0o755)
+            chmod((harness.socket as NSString).deletingLastPathComponent, 0o755)
+            chmod(harness.socket, 0o666)
+            let out = open(harness.drivers.root + "/nobody.out", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            let nobody = try ChildProcess(executable: "/usr/bin/setpriv",
+                                          arguments: ["--reuid=65534", "--regid=65534", "--clear-groups", DaemonHarness.binary("mediaroute"),
+                                                      "--socket", harness.socket, "drivers"],
+                                          standardOutput: out, standardError: out)
+            close(out)
+            let status = await nobody.exitStatus()
+            let said = (try? String(contentsOfFile: harness.drivers.root + "/nobody.out", encoding: .utf8)) ?? ""
+            #expect(status == .exited(1), "\(said)")
+            #expect(said.contains("did not accept the connection"), "\(said)")
+            try await waitUntil("refusal logged") { harness.log.contains("refused a connection from uid 65534") }
+            // The owner still gets in.
+            #expect(await harness.cli(["drivers"]).status == .exited(0))
+        }
     }
 }

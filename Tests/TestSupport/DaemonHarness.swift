@@ -12,6 +12,12 @@ public final class DaemonHarness: @unchecked Sendable {
 
     public init() throws { drivers = try SupervisorHarness() }
 
+    /// A harness for `body`, torn down afterwards (the daemon stopped by PID) whether `body` returns or throws.
+    public static func run(_ body: (DaemonHarness) async throws -> Void) async throws {
+        let harness = try DaemonHarness()
+        try await withTearDown { try await body(harness) } tearDown: { await harness.tearDown() }
+    }
+
     /// Starts the daemon and waits until its socket answers.
     public func start() async throws {
         let log = open(drivers.root + "/daemon.log", O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)

@@ -95,12 +95,22 @@ public final class SupervisorHarness: @unchecked Sendable {
         await supervisor.driverStatuses().first { $0.protocolID == protocolID }
     }
 
+    /// A harness for `body`, torn down afterwards whether `body` returns or throws.
+    public static func run(_ body: (SupervisorHarness) async throws -> Void) async throws {
+        let harness = try SupervisorHarness()
+        try await withTearDown { try await body(harness) } tearDown: { await harness.tearDown() }
+    }
+
+    /// Processes the test saw that must not outlive the supervisor (a driver replaced by a restart).
+    private var formerDrivers: [Int32] = []
+    public func mustBeGone(_ pids: Int32...) { formerDrivers += pids }
+
     /// Stops the supervisor and checks that no driver it started is left running.
-    public func tearDown(pids: [Int32] = []) async {
+    public func tearDown() async {
         if let supervisor {
             let running = await supervisor.driverStatuses().compactMap(\.pid)
             await supervisor.shutdown()
-            for pid in running + pids { #expect(kill(pid, 0) != 0, "driver pid \(pid) still running") }
+            for pid in running + formerDrivers { #expect(kill(pid, 0) != 0, "driver pid \(pid) still running") }
         }
         try? FileManager.default.removeItem(atPath: root)
     }
