@@ -9,13 +9,16 @@ import PrivateDaemons
 enum BenchmarkPeer {
     static let socket = ChildProcess.socketDescriptor
 
+    /// For the echo modes, `argument` is the CPU to answer on ("-": wherever the scheduler likes).
     static func run(mode: String, argument: String) async throws {
         switch mode {
         case "c-echo":
+            if let cpu = Int32(argument) { _ = cbb_run_on_cpu(cpu) }
             exit(cbb_echo_frames(socket) >= 0 ? 0 : 1)
         case "c-sink":
             exit(cbb_receive_frames(socket, Int(argument) ?? 0) == 0 ? 0 : 1)
         case "ipc-echo", "ipc-sink":
+            if let cpu = Int32(argument) { EventLoop.shared.execute { _ = cbb_run_on_cpu(cpu) } }
             try await serve()
         default:
             fatalError("unknown peer mode \(mode)")  // only ever started by this program

@@ -6,6 +6,11 @@
 /* The raw C equivalents our IPC benchmarks are measured against: the same length-prefixed frames
    over the same socketpair, with blocking read/write and no JSON. */
 
+/* Keeps the calling thread on one CPU (`cpu` >= 0), or lets it run on the process's CPUs again
+   (`cpu` < 0): two-process latencies depend on whether the peers share a core, so a benchmark
+   places both sides the same way for us and for the baseline. 0, or -1 on error. */
+int cbb_run_on_cpu(int cpu);
+
 /* Echoes every frame back until end of stream. Returns frames echoed, or -1 on error. */
 long cbb_echo_frames(int fd);
 
