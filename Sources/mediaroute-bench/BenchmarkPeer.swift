@@ -38,7 +38,7 @@ enum BenchmarkPeer {
         handlers.onRequest("ring.consume") { request in
             let ring = try ring(request)
             let total = request.params["bytes"]?.integerValue ?? 0
-            let records: Int = try await onThread {
+            let records: Int = try await onThreadOfItsOwn {
                 var buffer = [UInt8](repeating: 0, count: ring.maximumRecordSize)
                 var read = 0, records = 0
                 while read < total {
@@ -57,7 +57,7 @@ enum BenchmarkPeer {
         handlers.onRequest("ring.wakeups") { request in
             let ring = try ring(request)
             let count = Int(request.params["count"]?.integerValue ?? 0)
-            let samples: [UInt64] = try await onThread {
+            let samples: [UInt64] = try await onThreadOfItsOwn {
                 var samples: [UInt64] = []
                 while samples.count < count {
                     guard ring.waitForRecord(timeout: .seconds(2)) else { break }
@@ -71,7 +71,7 @@ enum BenchmarkPeer {
         handlers.onRequest("eventfd.wakeups") { request in
             let fd = try request.descriptors.take(0), ack = try request.descriptors.take(1)
             let count = Int(request.params["count"]?.integerValue ?? 0)
-            let samples: [UInt64] = try await onThread {
+            let samples: [UInt64] = try await onThreadOfItsOwn {
                 defer { close(fd); close(ack) }
                 var samples = [UInt64](repeating: 0, count: count)
                 guard cbb_eventfd_reader(fd, ack, Int32(count), &samples) == 0 else { throw BenchmarkError("the eventfd reader failed") }
@@ -91,13 +91,6 @@ enum BenchmarkPeer {
 /// The ring that came with a request (memfd and eventfd as descriptors 0 and 1).
 private func ring(_ request: IncomingRequest) throws -> SampleRing {
     try SampleRing(memory: try request.descriptors.take(0), wakeup: try request.descriptors.take(1))
-}
-
-/// Runs blocking work on a thread of its own and waits for it.
-func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        Thread.detachNewThread { continuation.resume(with: Result { try body() }) }
-    }
 }
 
 /// Counts on the event loop thread only (notification handlers run there), read from it too.

@@ -55,6 +55,20 @@ final class AppTestBed: @unchecked Sendable {
         return try #require(route.objectValue?["session"]?.stringValue)
     }
 
+    /// An app observing routes of `protocolID` (and its route changes, if asked), and the route it
+    /// sees once the person discovered and activated `device`.
+    func appWithActiveRoute(_ applicationIdentifier: String = "org.test.app", protocolID: String = "org.test.alpha", device: String = "Den TV",
+                            watchingChanges: Bool = false) async throws -> (AVSystemRouteController, AppRecorder, AVSystemRoute) {
+        let controller = controller(applicationIdentifier, protocols: [protocolID])
+        let recorder = AppRecorder()
+        #expect(controller.addObserver(recorder))
+        if watchingChanges { await recorder.watchChanges(of: controller) }
+        try await discover([device])
+        try await activate(device)
+        try await eventually("route") { recorder.activeRoute != nil }
+        return (controller, recorder, try #require(await recorder.activeRoute))
+    }
+
     /// Waits for the main actor to see `condition`; on timeout, says what the supervisor logged.
     func eventually(_ what: String, seconds: Double = 20, _ condition: @escaping @MainActor () -> Bool) async throws {
         try await harness.waitUntil(what, seconds: seconds) { await MainActor.run { condition() } }

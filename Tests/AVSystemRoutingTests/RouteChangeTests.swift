@@ -12,14 +12,7 @@ struct RouteChangeTests {
     /// A route with a session playing, and the app watching.
     private func playing(_ bed: AppTestBed, protocolID: String = "org.test.alpha", device: String = "Den TV")
         async throws -> (AVSystemRouteController, AppRecorder, AVSystemRouteMediaSession) {
-        let controller = bed.controller(protocols: [protocolID])
-        let recorder = AppRecorder()
-        #expect(controller.addObserver(recorder))
-        await recorder.watchChanges(of: controller)
-        try await bed.discover([device])
-        try await bed.activate(device)
-        try await bed.eventually("route") { recorder.activeRoute != nil }
-        let route = try #require(await recorder.activeRoute)
+        let (controller, recorder, route) = try await bed.appWithActiveRoute(protocolID: protocolID, device: device, watchingChanges: true)
         let session = AVSystemRouteSession(url: URL(string: "http://127.0.0.1:9/film.mp4")!, mode: .player)
         #expect(route.addSession(session))
         let media = try await session.start()

@@ -104,13 +104,7 @@ struct RoutesAndSessionsTests {
         try await AppTestBed.run { bed in
             try bed.harness.addDriver("org.test.alpha", devices: ["Den TV"])
             try await bed.start()
-            let controller = bed.controller(protocols: ["org.test.alpha"])
-            let recorder = AppRecorder()
-            #expect(controller.addObserver(recorder))
-            try await bed.discover(["Den TV"])
-            try await bed.activate("Den TV")
-            try await bed.eventually("route") { recorder.activeRoute != nil }
-            let route = try #require(await recorder.activeRoute)
+            let (_, _, route) = try await bed.appWithActiveRoute()
 
             let session = AVSystemRouteSession(url: URL(string: "http://127.0.0.1:9/film.mp4")!, mode: .player)
             #expect(route.addSession(session))
@@ -174,13 +168,7 @@ struct RoutesAndSessionsTests {
         try await AppTestBed.run { bed in
             try bed.harness.addDriver("org.test.alpha", devices: ["Den TV"])
             try await bed.start()
-            let controller = bed.controller(protocols: ["org.test.alpha"])
-            let recorder = AppRecorder()
-            #expect(controller.addObserver(recorder))
-            try await bed.discover(["Den TV"])
-            try await bed.activate("Den TV")
-            try await bed.eventually("route") { recorder.activeRoute != nil }
-            let route = try #require(await recorder.activeRoute)
+            let (controller, _, route) = try await bed.appWithActiveRoute()
             let audio = await #expect(throws: MediaDeviceError.self) { _ = try await route.startAudioStream() }
             #expect(audio?.message == "Den TV cannot take real-time audio (its capabilities: urlPlayback)")
             // The supervisor says the same to a client that skips the library's check.
@@ -195,13 +183,7 @@ struct RoutesAndSessionsTests {
         try await AppTestBed.run { bed in
             try bed.harness.addDriver("org.test.alpha", devices: ["Den TV"])
             try await bed.start()
-            let controller = bed.controller("org.test.notes", protocols: ["org.test.alpha"])
-            let recorder = AppRecorder()
-            #expect(controller.addObserver(recorder))
-            try await bed.discover(["Den TV"])
-            try await bed.activate("Den TV")
-            try await bed.eventually("route") { recorder.activeRoute != nil }
-            let route = try #require(await recorder.activeRoute)
+            let (_, _, route) = try await bed.appWithActiveRoute("org.test.notes")
             let session = AVSystemRouteSession(url: URL(string: "http://127.0.0.1:9/film.mp4")!, mode: .application)
             #expect(route.addSession(session))
             let media = try await session.start()

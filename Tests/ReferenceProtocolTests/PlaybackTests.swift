@@ -19,6 +19,18 @@ struct PlaybackTests {
         return receiver
     }
 
+    /// Activates the receiver, waits until the app observed by `recorder` has its route, and starts
+    /// a session of `mode` playing the tone there.
+    private func toneSession(_ bed: ReferenceTestBed, seenBy recorder: AppObserver, mode: AVSystemRoute.LaunchMode)
+        async throws -> (ReceiverProcess, AVSystemRouteMediaSession) {
+        let tv = try await activeReceiver(bed)
+        try await bed.harness.waitUntil("app has the route") { await MainActor.run { recorder.route != nil } }
+        let route = try #require(await MainActor.run { recorder.route })
+        let session = AVSystemRouteSession(url: URL(string: bed.media.url("tone.wav"))!, mode: mode)
+        #expect(route.addSession(session))
+        return (tv, try await session.start())
+    }
+
     private func position(_ bed: ReferenceTestBed) async -> Double { await bed.playback("Den TV")?["position"]?.doubleValue ?? -1 }
 
     @Test func aURLPlaysAtRealTimePaceWithSeekPauseSpeedAndEnd() async throws {
@@ -60,12 +72,7 @@ struct PlaybackTests {
             let app = bed.app()
             let recorder = AppObserver()
             #expect(app.addObserver(recorder))
-            let tv = try await activeReceiver(bed)
-            try await bed.harness.waitUntil("app has the route") { await MainActor.run { recorder.route != nil } }
-            let route = try #require(await MainActor.run { recorder.route })
-            let session = AVSystemRouteSession(url: URL(string: bed.media.url("tone.wav"))!, mode: .player)
-            #expect(route.addSession(session))
-            let media = try await session.start()
+            let (tv, media) = try await toneSession(bed, seenBy: recorder, mode: .player)
 
             // System to device: the receiver's own status line shows it.
             #expect(try await bed.supervisor.volume("Den TV", .set(0.3)).objectValue?["volume"] == .double(0.3))
@@ -78,7 +85,7 @@ struct PlaybackTests {
             // Device to system: someone turns the receiver's own knob.
             tv.press("volume 70")
             try await bed.harness.waitUntil("supervisor sees 70%") { await bed.supervisor.activeRoutes().first?.objectValue?["volume"] == .double(0.7) }
-            try await bed.harness.waitUntil("the app's route sees 70%") { route.volume == 0.7 }
+            try await bed.harness.waitUntil("the app's route sees 70%") { media.route.volume == 0.7 }
             try await bed.harness.waitUntil("the app's session sees 70%") { await MainActor.run { media.playbackControl.volume == 0.7 } }
         }
     }
@@ -88,12 +95,7 @@ struct PlaybackTests {
             let app = bed.app("org.mediaroute.notes")
             let recorder = AppObserver()
             #expect(app.addObserver(recorder))
-            _ = try await activeReceiver(bed)
-            try await bed.harness.waitUntil("app has the route") { await MainActor.run { recorder.route != nil } }
-            let route = try #require(await MainActor.run { recorder.route })
-            let session = AVSystemRouteSession(url: URL(string: bed.media.url("tone.wav"))!, mode: .application)
-            #expect(route.addSession(session))
-            let media = try await session.start()
+            let (_, media) = try await toneSession(bed, seenBy: recorder, mode: .application)
             #expect(media.application == "org.mediaroute.notes")
             let channel = try #require(media.dataChannel)
             await MainActor.run { channel.dataDelegate = recorder }
@@ -109,12 +111,7 @@ struct PlaybackTests {
             let recorder = AppObserver()
             #expect(app.addObserver(recorder))
             let changes = app.routeChanges()
-            let tv = try await activeReceiver(bed)
-            try await bed.harness.waitUntil("app has the route") { await MainActor.run { recorder.route != nil } }
-            let route = try #require(await MainActor.run { recorder.route })
-            let session = AVSystemRouteSession(url: URL(string: bed.media.url("tone.wav"))!, mode: .player)
-            #expect(route.addSession(session))
-            let media = try await session.start()
+            let (tv, media) = try await toneSession(bed, seenBy: recorder, mode: .player)
             #expect(await MainActor.run { media.playbackControl.isPlaying })
 
             let seen = ChangeLog()
