@@ -26,7 +26,10 @@ test: deps
 	    echo "make test needs root with CAP_SYS_ADMIN: the tests run private Avahi daemons in network namespaces of their own"; exit 1; }
 	IPC/Fuzz/run-fuzzer.sh 20 2>&1 | grep -E '^(Done|stat::|==[0-9]+==ERROR|SUMMARY)' ; test $${PIPESTATUS[0]} -eq 0
 	swift build --build-tests
-	swift test
+	@log=$$(mktemp /tmp/mediaroute-test-log.XXXXXX); swift test 2>&1 | tee $$log; status=$${PIPESTATUS[0]}; \
+	if [ $$status -ne 0 ]; then echo; echo "== What failed (repeated from above) =="; \
+	    grep -E '✘|recorded an issue|error:|Fatal|Crash|XCTAssert' $$log | grep -v '^✘ Test run' | head -60; fi; \
+	rm -f $$log; exit $$status
 
 bench: deps
 	swift build -c release

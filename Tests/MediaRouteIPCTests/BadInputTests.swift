@@ -1,5 +1,6 @@
 import Glibc
 @testable import MediaRouteIPC
+import TestSupport
 import Testing
 
 /// Every kind of bad input a peer can send, against a live connection: each gets a specific error,
@@ -129,7 +130,7 @@ struct BadInputTests {
         try peer.send(.request(id: .number(6), method: "echo", params: [:], descriptorCount: 3), descriptors: [ends[0]])
         expectError(try await peer.read(), id: nil, code: .descriptorMismatch, containing: "naming 3 file descriptors, but its frame carried 1")
         #expect(try await peer.isClosedByPeer())
-        #expect(descriptorsSharingInode(with: ends[0]) == 2)  // our two ends only: the received copy was closed
+        #expect(FileIdentity(descriptor: ends[0])?.descriptorCount == 2)  // our two ends only: the received copy was closed
     }
 
     @Test func descriptorsNoMessageNamed() async throws {
@@ -140,7 +141,7 @@ struct BadInputTests {
         try peer.send(.notification(method: "anything", params: nil, descriptorCount: 0), descriptors: [ends[0]])
         expectError(try await peer.read(), id: nil, code: .descriptorMismatch, containing: "sent 1 file descriptor(s) that no message named")
         #expect(await connection.waitUntilClosed().code == .descriptorMismatch)
-        #expect(descriptorsSharingInode(with: ends[0]) == 2)
+        #expect(FileIdentity(descriptor: ends[0])?.descriptorCount == 2)
     }
 
     @Test func disconnectPolicyClosesOnTheFirstViolation() async throws {

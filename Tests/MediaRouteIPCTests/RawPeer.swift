@@ -141,11 +141,3 @@ final class Counter: Sendable {
     func increment() { value.add(1, ordering: .relaxed) }
     var count: Int { value.load(ordering: .relaxed) }
 }
-
-/// How many descriptors of this process refer to the same open file as `fd` (by inode), so a
-/// leak check is exact even while other tests open and close descriptors in parallel.
-func descriptorsSharingInode(with fd: Int32) -> Int {
-    var status = stat()
-    guard fstat(fd, &status) == 0 else { return -1 }
-    return descriptorsWithInode(status.st_ino)
-}

@@ -162,44 +162,27 @@ struct SampleRingTests {
     }
 
     @Test func aRingLeavesNoDescriptorOrMappingBehind() throws {
-        var inode: ino_t = 0
+        var memory: FileIdentity?
         var eventfds: [(fd: Int32, id: String)] = []
         do {
             let producer = try SampleRing.create(format: .defaultAudio, capacity: 1 << 16)
             let consumer = try peer(of: producer)
             _ = try write(producer, [1], at: 0)
             #expect(try consumer.read { _, _ in })
-            var status = stat()
-            fstat(producer.memoryFD, &status)
-            inode = status.st_ino
+            memory = FileIdentity(descriptor: producer.memoryFD)
             eventfds = [producer.wakeupFD, consumer.wakeupFD].map { ($0, eventfdID($0)) }
-            #expect(descriptorsWithInode(inode) == 2)
-            #expect(mappings(of: inode) == 2)
+            #expect(memory?.descriptorCount == 2)
+            #expect(memory?.mappingCount == 2)
         }
         // Both sides gone: no descriptor, no mapping of that memory, both eventfds closed.
-        #expect(descriptorsWithInode(inode) == 0)
-        #expect(mappings(of: inode) == 0)
+        #expect(memory?.descriptorCount == 0)
+        #expect(memory?.mappingCount == 0)
         // (By the kernel's id: a test running beside this one may get the same descriptor number.)
         for (fd, id) in eventfds { #expect(eventfdID(fd) != id) }
     }
 
-    private func mappings(of inode: ino_t) -> Int {
-        procFile("/proc/self/maps").split(separator: "\n")
-            .filter { $0.split(separator: " ", omittingEmptySubsequences: true).dropFirst(4).first == Substring(String(inode)) }.count
-    }
-
-    /// A /proc file, read to its end (they report a size of 0, so reading "the whole file" reads nothing).
-    private func procFile(_ path: String) -> String {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return "" }
-        defer { close(fd) }
-        var bytes: [UInt8] = [], buffer = [UInt8](repeating: 0, count: 65536)
-        while case let n = read(fd, &buffer, buffer.count), n > 0 { bytes += buffer[0..<n] }
-        return String(decoding: bytes, as: UTF8.self)
-    }
-
     /// The kernel's id of the eventfd open at `fd` ("" if none is).
     private func eventfdID(_ fd: Int32) -> String {
-        procFile("/proc/self/fdinfo/\(fd)").split(separator: "\n").first { $0.hasPrefix("eventfd-id:") }.map(String.init) ?? ""
+        procFileText("/proc/self/fdinfo/\(fd)").split(separator: "\n").first { $0.hasPrefix("eventfd-id:") }.map(String.init) ?? ""
     }
 }

@@ -159,13 +159,11 @@ struct StreamingTests {
             let app = try #require(bed.appControllers.first)
             let watcher = Task { for await change in app.routeChanges() { changes.append(change) } }
             defer { watcher.cancel() }
-            var inode: ino_t = 0
+            var ringMemory: FileIdentity?
             do {
                 let stream = try await route.startAudioStream()
-                var status = stat()
-                fstat(stream.ring.memoryFD, &status)
-                inode = status.st_ino
-                #expect(descriptorsWithInode(inode) == 1)
+                ringMemory = FileIdentity(descriptor: stream.ring.memoryFD)
+                #expect(ringMemory?.descriptorCount == 1)
                 let chunk = [Float](repeating: 0.1, count: 960 * 2)
                 #expect(try chunk.withUnsafeBufferPointer { try stream.write($0) })
                 let driver = try #require(await bed.supervisor.driverStatuses().first?.pid)
@@ -176,7 +174,7 @@ struct StreamingTests {
                 try await bed.harness.waitUntil("route change") { changes.all.contains { $0.reason == .oldDeviceUnavailable } }
             }
             // The stream object is gone: no descriptor of its ring is left in this process.
-            try await bed.harness.waitUntil("ring descriptors closed") { descriptorsWithInode(inode) == 0 }
+            try await bed.harness.waitUntil("ring descriptors closed") { ringMemory?.descriptorCount == 0 }
         }
     }
 
