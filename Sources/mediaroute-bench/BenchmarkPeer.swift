@@ -12,9 +12,9 @@ enum BenchmarkPeer {
     /// For the echo modes, `argument` is the CPU to answer on ("-": wherever the scheduler likes).
     static func run(mode: String, argument: String) async throws {
         switch mode {
-        case "c-echo":
+        case "c-echo", "c-epoll-echo":
             if let cpu = Int32(argument) { _ = cbb_run_on_cpu(cpu) }
-            exit(cbb_echo_frames(socket) >= 0 ? 0 : 1)
+            exit(cbb_echo_frames(socket, mode == "c-epoll-echo" ? 1 : 0) >= 0 ? 0 : 1)
         case "c-sink":
             exit(cbb_receive_frames(socket, Int(argument) ?? 0) == 0 ? 0 : 1)
         case "ipc-echo", "ipc-sink":

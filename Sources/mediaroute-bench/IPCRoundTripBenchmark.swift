@@ -28,24 +28,28 @@ struct IPCRoundTripBenchmark {
         let placements = (twoCores ? [Placement(label: "two cores", client: 0, peer: 1)] : []) + [Placement(label: "one core", client: 0, peer: 0)]
         var result: Double?  // the first placement's
         for placement in placements {
-            let baseline = try measureBaseline(frame, placement)
+            let baseline = try measureC(frame, placement, eventDriven: false)
+            let eventDriven = try measureC(frame, placement, eventDriven: true)
             let ours = try await measureOurs(placement)
             print("  \(placement.label) (client on CPU \(placement.client), peer on CPU \(placement.peer)):")
             print(baseline.line("    raw C socketpair ping-pong"))
+            print(eventDriven.line("    (reference) the same in C, each side waiting in epoll_wait"))
             print(ours.line("    MediaRouteIPC request/response"))
             let ratio = ours.median / baseline.median
-            print("    median ratio \(format(ratio)), p99 ratio \(format(ours.p99 / baseline.p99))")
+            print("    median ratio \(format(ratio)), p99 ratio \(format(ours.p99 / baseline.p99)); waiting in epoll alone: \(format(eventDriven.median / baseline.median))")
             result = result ?? ratio
         }
         printResult("ipc-rtt", ratio: result ?? 0, target: 1.5)
     }
 
-    private func measureBaseline(_ frame: [UInt8], _ placement: Placement) throws -> LatencySamples {
-        let peer = try PeerProcess(mode: "c-echo", argument: String(placement.peer))
+    /// The raw C ping-pong: blocking reads and writes (the baseline), or each side waiting in epoll
+    /// as an event loop does (a reference: what readiness-based waiting alone costs on this machine).
+    private func measureC(_ frame: [UInt8], _ placement: Placement, eventDriven: Bool) throws -> LatencySamples {
+        let peer = try PeerProcess(mode: eventDriven ? "c-epoll-echo" : "c-echo", argument: String(placement.peer))
         var samples = [UInt64](repeating: 0, count: warmup + iterations)
         _ = cbb_run_on_cpu(placement.client)
         defer { _ = cbb_run_on_cpu(-1) }
-        let rc = cbb_ping_pong(peer.socket, frame, frame.count, Int32(samples.count), &samples)
+        let rc = cbb_ping_pong(peer.socket, eventDriven ? 1 : 0, frame, frame.count, Int32(samples.count), &samples)
         guard rc == 0, peer.finish() == .exited(0) else { throw BenchmarkError("the C ping-pong failed") }
         return LatencySamples(Array(samples[warmup...]))
     }

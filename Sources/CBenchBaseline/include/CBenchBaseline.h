@@ -11,12 +11,14 @@
    places both sides the same way for us and for the baseline. 0, or -1 on error. */
 int cbb_run_on_cpu(int cpu);
 
-/* Echoes every frame back until end of stream. Returns frames echoed, or -1 on error. */
-long cbb_echo_frames(int fd);
+/* Echoes every frame back until end of stream. Returns frames echoed, or -1 on error.
+   `event_driven` != 0: the socket is made non-blocking and each side waits in epoll_wait, as an
+   event loop does; a reference for what waiting for readiness costs, not the baseline. */
+long cbb_echo_frames(int fd, int event_driven);
 
 /* Sends `frame` (header included) and waits for the echo, `iterations` times; stores each round
-   trip in nanoseconds in `rtt_ns`. Returns 0, or -1 on error. */
-int cbb_ping_pong(int fd, const uint8_t *frame, size_t length, int iterations, uint64_t *rtt_ns);
+   trip in nanoseconds in `rtt_ns`. Returns 0, or -1 on error. `event_driven` as above. */
+int cbb_ping_pong(int fd, int event_driven, const uint8_t *frame, size_t length, int iterations, uint64_t *rtt_ns);
 
 /* Writes `frame` `count` times, one write(2) per frame, then waits for a one-byte acknowledgement. */
 int cbb_send_frames(int fd, const uint8_t *frame, size_t length, long count);
