@@ -28,7 +28,7 @@ test: deps
 	swift build --build-tests
 	@log=$$(mktemp /tmp/mediaroute-test-log.XXXXXX); swift test 2>&1 | tee $$log; status=$${PIPESTATUS[0]}; \
 	if [ $$status -ne 0 ]; then echo; echo "== What failed (repeated from above) =="; \
-	    grep -E '✘|recorded an issue|error:|Fatal|Crash|XCTAssert' $$log | grep -v '^✘ Test run' | head -60; fi; \
+	    grep -E '✘|↳|Fatal error' $$log | grep -vE '^✘ Test run|Testing Library Version|Target Platform' | head -80; fi; \
 	rm -f $$log; exit $$status
 
 bench: deps
