@@ -15,8 +15,9 @@ uint64_t cbb_now_ns(void) {
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* An event-driven side: the descriptor non-blocking, registered in an epoll set `ep`, and a read
-   that would block waits in epoll_wait, as an event loop does. `ep` < 0: plain blocking I/O. */
+/* Makes `fd` an event-driven side: non-blocking and in a new epoll set (returned, or -1), so that
+   a read that would block waits in epoll_wait, as an event loop does. read_full and write_full
+   take that set, or -1 for plain blocking I/O. */
 static int make_event_driven(int fd) {
     int ep = epoll_create1(EPOLL_CLOEXEC);
     struct epoll_event event = { .events = EPOLLIN, .data.fd = fd };
