@@ -116,13 +116,7 @@ extension AVSystemRoute {
         }
         let ring: SampleRing
         do {
-            let memory = try response.descriptors.take(0)
-            let wakeup: Int32
-            do { wakeup = try response.descriptors.take(1) } catch {
-                close(memory)
-                throw error
-            }
-            ring = try SampleRing(memory: memory, wakeup: wakeup)  // closes both if it fails
+            ring = try SampleRing(descriptors: response.descriptors)
         } catch {
             // The daemon and the driver opened it: end it there too.
             _ = try? await daemon.call("stream.stop", ["stream": .string(id)])

@@ -72,10 +72,10 @@ public final class ServiceBrowse: AvahiClientUser, @unchecked Sendable {
                          domain: UnsafePointer<CChar>?) {
         switch event {
         case AVAHI_BROWSER_NEW:
-            guard let name, let type, let domain, let browser else { return }
+            guard let name, let type, let domain, browser != nil else { return }
             let instance = ResolvedService.Instance(name: String(cString: name), type: String(cString: type), domain: String(cString: domain), interface: interface)
             announced.insert(instance)
-            resolve(instance, client: avahi_service_browser_get_client(browser))
+            resolve(instance)
         case AVAHI_BROWSER_REMOVE:
             guard let name, let type, let domain else { return }
             let instance = ResolvedService.Instance(name: String(cString: name), type: String(cString: type), domain: String(cString: domain), interface: interface)
@@ -94,8 +94,9 @@ public final class ServiceBrowse: AvahiClientUser, @unchecked Sendable {
     }
 
     /// Starts the long-lived resolver of an announced instance.
-    private func resolve(_ instance: ResolvedService.Instance, client: OpaquePointer?) {
-        guard resolvers[instance] == nil, !cancelled else { return }
+    private func resolve(_ instance: ResolvedService.Instance) {
+        guard resolvers[instance] == nil, !cancelled, let browser else { return }
+        let client = avahi_service_browser_get_client(browser)
         let resolver = avahi_service_resolver_new(client, instance.interface, ipv4, instance.name, instance.type, instance.domain,
                                                   ipv4, AvahiLookupFlags(rawValue: 0),
                                                   { _, interface, _, event, name, type, domain, host, address, port, txt, _, context in
@@ -111,11 +112,10 @@ public final class ServiceBrowse: AvahiClientUser, @unchecked Sendable {
     }
 
     private func retryResolving(_ instance: ResolvedService.Instance) {
-        guard let browser, announced.contains(instance) else { return }
-        let client = avahi_service_browser_get_client(browser)
+        guard browser != nil, announced.contains(instance) else { return }
         retries[instance] = connection.timer(after: Self.resolveRetryMilliseconds) { [unowned self] in
             retries[instance] = nil
-            if announced.contains(instance) { resolve(instance, client: client) }
+            if announced.contains(instance) { resolve(instance) }
         }
     }
 

@@ -146,7 +146,7 @@ enum DriverRuntime {
         on(DriverMethod.setPlayback) { _, params in
             let session = try params.session()
             guard let control = playbackControls[session.id] else {
-                throw RPCError(RPCError.Code(MediaDeviceError.Code.sessionFailed.rawValue), "\(session) has no playback in progress")
+                throw MediaDeviceError(.sessionFailed, "\(session) has no playback in progress").rpcError
             }
             try PlaybackChanges.apply(params["changes"]?.objectValue ?? [:], to: control)
             let snapshot = PlaybackStatus(of: control).json
@@ -162,7 +162,7 @@ enum DriverRuntime {
             let session = try params.session()
             let ring: SampleRing
             do {
-                ring = try SampleRing(memory: try request.descriptors.take(0), wakeup: try request.descriptors.take(1))
+                ring = try SampleRing(descriptors: request.descriptors)
             } catch let error as SampleRingError {
                 throw RPCError.invalidParams(error.message)
             }
@@ -170,7 +170,7 @@ enum DriverRuntime {
             let stream = RealtimeSampleStream(identifier: identifier, session: session, ring: ring)
             let result: Result<Void, RPCError> = await MainActor.run {
                 guard let driver = DriverRuntime.driver as? any RealtimeSampleHandling else {
-                    return .failure(RPCError(RPCError.Code(MediaDeviceError.Code.unsupported.rawValue), "this driver takes no real-time samples"))
+                    return .failure(MediaDeviceError(.unsupported, "this driver takes no real-time samples").rpcError)
                 }
                 sampleStreams.append(stream)
                 driver.startRealtimeSampleDelivery(session: session)

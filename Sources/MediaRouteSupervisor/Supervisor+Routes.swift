@@ -83,13 +83,14 @@ extension Supervisor {
             switch await mailbox.next() {
             case .activated:
                 // Whoever asked may have gone while the driver worked: nothing may be left in their name.
-                if let owner, !clients.contains(owner) {
+                let gone: String? = if let owner, !clients.contains(owner) {
+                    "the client that asked to activate \(target.displayName) disconnected"
+                } else if let parent, routes[parent] == nil {
+                    "the route to \(target.displayName) ended while a session's own activation was opening"
+                } else { nil }
+                if let gone {
                     tellDriver(record, DriverMethod.deactivate, ["device": target.json, "session": .string(session.id)])
-                    throw MediaDeviceError(.connectionFailed, "the client that asked to activate \(target.displayName) disconnected")
-                }
-                if let parent, routes[parent] == nil {
-                    tellDriver(record, DriverMethod.deactivate, ["device": target.json, "session": .string(session.id)])
-                    throw MediaDeviceError(.connectionFailed, "the route to \(target.displayName) ended while a session's own activation was opening")
+                    throw MediaDeviceError(.connectionFailed, gone)
                 }
                 let route = ActiveRoute(session: session, record: record, device: target, owner: owner, simultaneousSessions: simultaneous, parent: parent)
                 routes[session.id] = route

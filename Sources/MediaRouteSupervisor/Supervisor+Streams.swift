@@ -9,7 +9,6 @@ extension Supervisor {
     /// operator also a device name). Returns the stream's id, its description and the ring.
     func startStream(on route: String, format: SampleFormat, owner: ClientID, app: AppIdentity?) async throws -> (id: String, description: JSONValue, ring: SampleRing) {
         let route = try app.map { try appRoute(route, app: $0) } ?? activeRoute(route)
-        if let problem = format.problem { throw MediaDeviceError(.unsupported, "cannot stream \(format): \(problem)") }
         let needed: MediaOutputDevice.Capabilities = format.isAudio ? .realtimeAudioStreaming : .realtimeVideoStreaming
         guard route.device.capabilities.contains(needed) else {
             throw MediaDeviceError(.unsupported, "\(route.device.displayName) cannot take real-time \(format.isAudio ? "audio" : "video") (its capabilities: \(route.device.capabilities.names.joined(separator: ", ")))")

@@ -80,7 +80,6 @@ public final class ConsoleProcess: @unchecked Sendable {
     /// Stops it by PID: SIGTERM, then SIGKILL if it is still there after `grace`.
     public func stop(grace: Duration = .seconds(5)) async {
         endInput()
-        guard process.exitIfEnded() == nil else { return }
         await process.terminate(grace: grace)
     }
 

@@ -5,7 +5,7 @@ public struct AudioJitterBuffer: Sendable {
     /// How long a gap is waited for before the packet is counted lost.
     public var patience: Duration
     private var next: UInt16?
-    private var held: [UInt16: (packet: RTPPacket, arrived: ContinuousClock.Instant)] = [:]
+    private var held: [UInt16: RTPPacket] = [:]
     private var gapSince: ContinuousClock.Instant?
     public private(set) var lost = 0
     /// A jump further than this (a sender that restarted, or a stray packet) starts the order again
@@ -35,7 +35,7 @@ public struct AudioJitterBuffer: Sendable {
         } else {
             next = packet.sequence
         }
-        held[packet.sequence] = (packet, now)
+        held[packet.sequence] = packet
         return drain(now)
     }
 
@@ -45,8 +45,8 @@ public struct AudioJitterBuffer: Sendable {
     private mutating func drain(_ now: ContinuousClock.Instant) -> [Slot] {
         var slots: [Slot] = []
         while let expected = next {
-            if let entry = held.removeValue(forKey: expected) {
-                slots.append(.packet(entry.packet))
+            if let packet = held.removeValue(forKey: expected) {
+                slots.append(.packet(packet))
                 next = expected &+ 1
                 gapSince = nil
                 continue

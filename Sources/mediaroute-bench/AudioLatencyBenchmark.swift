@@ -18,11 +18,11 @@ struct AudioLatencyBenchmark {
         var base = [UInt64](repeating: 0, count: 50)
         guard cbb_opus_udp_latency(50, &base) == 0 else { throw BenchmarkError("the C libopus/UDP baseline failed") }
         let baseline = LatencySamples(base)
-        print(ReferenceLatencyBenchmark.milliseconds(baseline, "  raw libopus over UDP loopback, handover to decoded"))
+        print(baseline.millisecondsLine("  raw libopus over UDP loopback, handover to decoded"))
 
         let samples = try await ReferenceStage.run(receiverArguments: ["--report-onsets"]) { stage in try await measure(stage) }
         let ours = LatencySamples(samples)
-        print(ReferenceLatencyBenchmark.milliseconds(ours, "  app write to receiver decoded"))
+        print(ours.millisecondsLine("  app write to receiver decoded"))
         print("  median under \(Self.aim.milliseconds) ms: \(ours.median < Double(Self.aim.milliseconds) * 1e6 ? "yes" : "no")")
         printResult("audio-latency", ratio: ours.median / baseline.median, target: Double(Self.aim.milliseconds) * 1e6 / baseline.median)
     }

@@ -36,7 +36,7 @@ enum BenchmarkPeer {
         // The consumer's end of a ring: read everything (copying each record out, as an encoder
         // would) until `bytes` have come, on a thread of its own.
         handlers.onRequest("ring.consume") { request in
-            let ring = try ring(request)
+            let ring = try SampleRing(descriptors: request.descriptors)
             let total = request.params["bytes"]?.integerValue ?? 0
             let records: Int = try await onThreadOfItsOwn {
                 var buffer = [UInt8](repeating: 0, count: ring.maximumRecordSize)
@@ -55,7 +55,7 @@ enum BenchmarkPeer {
         }
         // Sleeps on the ring, and for each record measures from its timestamp to being awake with it.
         handlers.onRequest("ring.wakeups") { request in
-            let ring = try ring(request)
+            let ring = try SampleRing(descriptors: request.descriptors)
             let count = Int(request.params["count"]?.integerValue ?? 0)
             let samples: [UInt64] = try await onThreadOfItsOwn {
                 var samples: [UInt64] = []
@@ -88,11 +88,6 @@ enum BenchmarkPeer {
     }
 }
 
-/// The ring that came with a request (memfd and eventfd as descriptors 0 and 1).
-private func ring(_ request: IncomingRequest) throws -> SampleRing {
-    try SampleRing(memory: try request.descriptors.take(0), wakeup: try request.descriptors.take(1))
-}
-
 /// Counts on the event loop thread only (notification handlers run there), read from it too.
 final class Counter: @unchecked Sendable {
     var value = 0
@@ -109,6 +104,12 @@ struct PeerProcess {
         process = try ChildProcess(executable: Executables.current, arguments: [argument, "--peer", mode], socket: theirs)
         close(theirs)
         socket = mine
+    }
+
+    /// The IPC connection to a peer in an `ipc-*` mode, opened as a driver opens its own to mediarouted.
+    func connect() async throws -> Connection {
+        try await Connection.open(socket: socket, hello: Hello(role: .driver, name: "bench"), side: .initiator(),
+                                  configuration: ConnectionConfiguration(label: "bench peer"))
     }
 
     func finish() -> ChildProcess.Termination {

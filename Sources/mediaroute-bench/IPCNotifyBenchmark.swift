@@ -25,8 +25,7 @@ struct IPCNotifyBenchmark {
         print("  raw C write/read: \(Int(baselineRate)) messages/s")
 
         let peer = try PeerProcess(mode: "ipc-sink")
-        let connection = try await Connection.open(socket: peer.socket, hello: Hello(role: .driver, name: "bench"),
-                                                   side: .initiator(), configuration: ConnectionConfiguration(label: "bench peer"))
+        let connection = try await peer.connect()
         let messages = self.messages
         start = now()
         let received = try await Task(executorPreference: EventLoop.shared) {

@@ -56,8 +56,7 @@ struct IPCRoundTripBenchmark {
 
     private func measureOurs(_ placement: Placement) async throws -> LatencySamples {
         let peer = try PeerProcess(mode: "ipc-echo", argument: String(placement.peer))
-        let connection = try await Connection.open(socket: peer.socket, hello: Hello(role: .driver, name: "bench"),
-                                                   side: .initiator(), configuration: ConnectionConfiguration(label: "bench peer"))
+        let connection = try await peer.connect()
         connection.loop.execute { _ = cbb_run_on_cpu(placement.client) }
         defer { connection.loop.execute { _ = cbb_run_on_cpu(-1) } }
         let client = RoundTripClient(connection: connection)

@@ -18,6 +18,11 @@ struct LatencySamples {
     func line(_ label: String) -> String {
         "\(label): median \(format(median / 1000)) µs, p99 \(format(p99 / 1000)) µs (\(sorted.count) samples)"
     }
+
+    /// The same in milliseconds, for latencies that long.
+    func millisecondsLine(_ label: String) -> String {
+        "\(label): median \(format(median / 1e6)) ms, p99 \(format(p99 / 1e6)) ms (\(sorted.count) samples)"
+    }
 }
 
 func format(_ value: Double, digits: Int = 2) -> String {

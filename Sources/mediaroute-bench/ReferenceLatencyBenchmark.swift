@@ -37,9 +37,9 @@ struct ReferenceLatencyBenchmark {
                 }
             }
             let ours = LatencySamples(listed)
-            print(Self.milliseconds(ours, "  picker open to the receiver listed (driver start included)"))
-            print(Self.milliseconds(LatencySamples(activated), "  activation to the route active"))
-            print(Self.milliseconds(LatencySamples(playing), "  play to the receiver reporting playing (fetch and probe included)"))
+            print(ours.millisecondsLine("  picker open to the receiver listed (driver start included)"))
+            print(LatencySamples(activated).millisecondsLine("  activation to the route active"))
+            print(LatencySamples(playing).millisecondsLine("  play to the receiver reporting playing (fetch and probe included)"))
             printResult("reference-latency", ratio: ours.median / baseline.median, target: 3)
         }
     }
@@ -61,9 +61,5 @@ struct ReferenceLatencyBenchmark {
         let elapsed = now() - start
         await browse.stop()  // before the next run starts its own
         return elapsed
-    }
-
-    static func milliseconds(_ samples: LatencySamples, _ label: String) -> String {
-        "\(label): median \(format(samples.median / 1e6)) ms, p99 \(format(samples.p99 / 1e6)) ms (\(samples.sorted.count) samples)"
     }
 }

@@ -20,10 +20,10 @@ final class ReferenceStage: @unchecked Sendable {
     /// Runs `body` on a fresh stage and always tears it down, also when setting it up fails halfway.
     static func run<T>(receiverArguments: [String] = [], _ body: (ReferenceStage) async throws -> T) async throws -> T {
         let stage = ReferenceStage()
-        return try await afterwards {
+        return try await withTearDown {
             try await stage.setUp(receiverArguments: receiverArguments)
             return try await body(stage)
-        } then: {
+        } tearDown: {
             await stage.tearDown()
         }
     }
@@ -55,7 +55,7 @@ final class ReferenceStage: @unchecked Sendable {
 
     /// Runs `body` and shuts `supervisor` (and its driver) down, also when `body` fails.
     func whileRunning(_ supervisor: Supervisor, _ body: () async throws -> Void) async throws {
-        try await afterwards(body) { await supervisor.shutdown() }
+        try await withTearDown(body) { await supervisor.shutdown() }
     }
 
     /// Opens a picker until the receiver is listed; returns how long that took.
@@ -87,17 +87,4 @@ final class Flag: @unchecked Sendable {
     private var value = false
     func set() { lock.withLock { value = true } }
     var isSet: Bool { lock.withLock { value } }
-}
-
-/// Runs `body`, then `cleanUp`, whether `body` returns or throws.
-func afterwards<T>(_ body: () async throws -> T, then cleanUp: () async -> Void) async throws -> T {
-    let result: T
-    do {
-        result = try await body()
-    } catch {
-        await cleanUp()
-        throw error
-    }
-    await cleanUp()
-    return result
 }

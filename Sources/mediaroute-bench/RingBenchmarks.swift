@@ -29,8 +29,7 @@ struct RingThroughputBenchmark {
         print("  memcpy into a 4 MiB buffer, one process: \(format(Double(total) / copyTime)) GB/s")
 
         let peer = try PeerProcess(mode: "ipc-echo")
-        let connection = try await Connection.open(socket: peer.socket, hello: Hello(role: .driver, name: "bench"), side: .initiator(),
-                                                   configuration: ConnectionConfiguration(label: "bench peer"))
+        let connection = try await peer.connect()
         let ring = try SampleRing.create(format: .defaultAudio, capacity: 4 << 20)
         let start = now()
         let producer = Task.detached {
@@ -58,8 +57,7 @@ struct RingWakeupBenchmark {
     func run() async throws {
         print("ring-wakeup: \(count) wake-ups, one every 2 ms, consumer in another process")
         let peer = try PeerProcess(mode: "ipc-echo")
-        let connection = try await Connection.open(socket: peer.socket, hello: Hello(role: .driver, name: "bench"), side: .initiator(),
-                                                   configuration: ConnectionConfiguration(label: "bench peer"))
+        let connection = try await peer.connect()
         // Baseline: eventfd.
         let eventfd = CLinuxHelpers.eventfd(0, Int32(EFD_CLOEXEC)), ack = CLinuxHelpers.eventfd(0, Int32(EFD_CLOEXEC))
         defer { close(eventfd); close(ack) }

@@ -50,7 +50,7 @@ final class Demo: @unchecked Sendable {
             let started = ContinuousClock.now
             let listed = try await self.cli(["devices", "--until", "1", "--wait", "20"])
             guard listed.contains(Self.receiverName) else { throw DemoFailure(step: "listing devices", reason: "\(Self.receiverName) was not discovered within 20 s") }
-            print("  (\(Self.receiverName) was listed \(Self.milliseconds(since: started)) ms after the picker opened, the driver's start included)\n")
+            print("  (\(Self.receiverName) was listed \((ContinuousClock.now - started).milliseconds) ms after the picker opened, the driver's start included)\n")
         }
         try await step("pairing with the receiver") { try await self.pair() }
         try await step("playing the media") {
@@ -208,11 +208,6 @@ final class Demo: @unchecked Sendable {
     }
 
     private static func quoted(_ argument: String) -> String { argument.contains(" ") ? "\"\(argument)\"" : argument }
-
-    private static func milliseconds(since start: ContinuousClock.Instant) -> Int64 {
-        let elapsed = ContinuousClock.now - start
-        return elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000
-    }
 }
 
 /// What the demo starts and must stop.

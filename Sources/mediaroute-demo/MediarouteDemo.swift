@@ -42,7 +42,7 @@ struct MediarouteDemo: AsyncParsableCommand {
         let elapsed = ContinuousClock.now - started
         switch result {
         case .success:
-            print("\nDemo finished in \(String(format: "%.1f", Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)) s; everything it started is stopped.")
+            print("\nDemo finished in \(String(format: "%.1f", elapsed.seconds)) s; everything it started is stopped.")
         case .failure(let failure):
             print("\nDEMO FAILED at \(failure.step): \(failure.reason)")
             throw ExitCode(1)

@@ -36,8 +36,13 @@ struct DaemonClient {
 
     /// One request; daemon errors become the CLI's error message, unchanged.
     func call(_ method: String, _ params: JSONObject? = nil, timeout: Duration = .seconds(120)) async throws -> JSONValue {
+        try await request(method, params, timeout: timeout).result
+    }
+
+    /// The same, for an answer that carries descriptors.
+    func request(_ method: String, _ params: JSONObject? = nil, timeout: Duration = .seconds(120)) async throws -> RPCResponse {
         do {
-            return try await connection.request(method, params, timeout: timeout).result
+            return try await connection.request(method, params, timeout: timeout)
         } catch let error as RPCError {
             throw CLIError(error.message)
         }

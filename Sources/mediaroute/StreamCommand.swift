@@ -50,13 +50,9 @@ struct StreamCommand: AsyncParsableCommand {
 
         var streams: [(id: String, ring: SampleRing)] = []
         func open(_ format: SampleFormat) async throws -> SampleRing {
-            let response: RPCResponse
-            do {
-                response = try await client.connection.request("stream.start", ["route": .string(to), "format": format.json])
-            } catch let error as RPCError {
-                throw CLIError(error.message)
-            }
-            let ring = try SampleRing(memory: try response.descriptors.take(0), wakeup: try response.descriptors.take(1))
+            let response = try await client.request("stream.start", ["route": .string(to), "format": format.json],
+                                                    timeout: client.connection.configuration.defaultRequestTimeout)
+            let ring = try SampleRing(descriptors: response.descriptors)
             streams.append((response.result.objectValue?["stream"]?.stringValue ?? "?", ring))
             return ring
         }
@@ -89,7 +85,7 @@ struct StreamCommand: AsyncParsableCommand {
             let statistics = streams.map { $0.ring.statistics }
             let bytes = statistics.reduce(0) { $0 &+ $1.consumerOutputBytes }
             let now = ContinuousClock.now
-            let kbps = Double(bytes >= lastBytes ? bytes - lastBytes : 0) * 8 / max(Self.seconds(now - lastTime), 0.001) / 1000
+            let kbps = Double(bytes >= lastBytes ? bytes - lastBytes : 0) * 8 / max((now - lastTime).seconds, 0.001) / 1000
             (lastBytes, lastTime) = (bytes, now)
             let fill = zip(streams, statistics).map { Double($1.fill) / Double($0.ring.capacity) }.max() ?? 0
             let line = String(format: "%@  %6.0f kbit/s  ring %3.0f%%  overruns %llu", Self.clock(now - started), kbps, fill * 100,
@@ -105,7 +101,7 @@ struct StreamCommand: AsyncParsableCommand {
             _ = try? await client.call("stream.stop", ["stream": .string(stream.id)])
         }
         let statistics = streams.map { $0.ring.statistics }
-        let elapsed = Self.seconds(ContinuousClock.now - started)
+        let elapsed = (ContinuousClock.now - started).seconds
         let overruns = statistics.reduce(0) { $0 &+ $1.overruns }
         let summary = String(format: "streamed %.1f s to %@: %.0f kbit/s sent, %llu overruns, %llu underruns", elapsed, to,
                              Double(statistics.reduce(0) { $0 &+ $1.consumerOutputBytes }) * 8 / max(elapsed, 0.001) / 1000,
@@ -149,12 +145,8 @@ struct StreamCommand: AsyncParsableCommand {
         usleep(UInt32(min((deadline - now) / 1000, 1_000_000)))
     }
 
-    private static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-    }
-
     private static func clock(_ duration: Duration) -> String {
-        let total = seconds(duration)
+        let total = duration.seconds
         return String(format: "%02d:%04.1f", Int(total) / 60, total.truncatingRemainder(dividingBy: 60))
     }
 }

@@ -19,9 +19,16 @@ final class AppTestBed: @unchecked Sendable {
     private var consoles: [ConsoleProcess] = []
 
     /// Runs `body` on a fresh bed and always tears it down, whether `body` returns, throws or is cancelled.
-    static func run(_ body: (AppTestBed) async throws -> Void) async throws {
+    /// With `driver`, the bed is started with that test driver and its `devices` installed.
+    static func run(driver: String? = nil, devices: [String] = [], _ body: (AppTestBed) async throws -> Void) async throws {
         let bed = try AppTestBed()
-        try await withTearDown { try await body(bed) } tearDown: { await bed.tearDown() }
+        try await withTearDown {
+            if let driver {
+                try bed.harness.addDriver(driver, devices: devices)
+                try await bed.start()
+            }
+            try await body(bed)
+        } tearDown: { await bed.tearDown() }
     }
 
     private init() throws { harness = try SupervisorHarness() }

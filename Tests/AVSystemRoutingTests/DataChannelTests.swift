@@ -10,9 +10,7 @@ struct DataChannelTests {
     /// Two apps of one protocol on one route; the test driver's device applications answer every
     /// message with its bytes reversed.
     @Test func dataFlowsBothWaysOnBothChannelsInOrderAndOnlyToItsApp() async throws {
-        try await AppTestBed.run { bed in
-            try bed.harness.addDriver("org.test.alpha", devices: ["Den TV"])
-            try await bed.start()
+        try await AppTestBed.run(driver: "org.test.alpha", devices: ["Den TV"]) { bed in
             let notes = bed.controller("org.test.notes", protocols: ["org.test.alpha"])
             let other = bed.controller("org.test.other", protocols: ["org.test.alpha"])
             let notesRecorder = AppRecorder(), otherRecorder = AppRecorder()

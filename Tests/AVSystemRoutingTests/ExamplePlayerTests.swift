@@ -24,9 +24,7 @@ struct ExamplePlayerTests {
     }
 
     @Test func thePlayerPlaysOnTheRouteAPersonActivatedAndObeys() async throws {
-        try await AppTestBed.run { bed in
-            try bed.harness.addDriver("org.test.alpha", devices: ["Den TV"])
-            try await bed.start()
+        try await AppTestBed.run(driver: "org.test.alpha", devices: ["Den TV"]) { bed in
             let player = try Player(bed, arguments: ["--protocol", "org.test.alpha", "--app-id", "org.test.notes", "--mode", "application",
                                                      "http://127.0.0.1:9/film.mp4"])
             try await player.waitFor("waiting for a route of org.test.alpha")
@@ -56,9 +54,7 @@ struct ExamplePlayerTests {
     }
 
     @Test func anAppThatDisconnectsHasItsSessionsStopped() async throws {
-        try await AppTestBed.run { bed in
-            try bed.harness.addDriver("org.test.alpha", devices: ["Den TV"])
-            try await bed.start()
+        try await AppTestBed.run(driver: "org.test.alpha", devices: ["Den TV"]) { bed in
             try await bed.discover(["Den TV"])
             try await bed.activate("Den TV")
             let player = try Player(bed, arguments: ["--protocol", "org.test.alpha", "http://127.0.0.1:9/film.mp4"])

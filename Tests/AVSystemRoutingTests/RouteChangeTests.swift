@@ -55,9 +55,7 @@ struct RouteChangeTests {
     }
 
     @Test func aDriverCrashEndsTheRouteWithTheSignalAndPauses() async throws {
-        try await AppTestBed.run { bed in
-            try bed.harness.addDriver("org.test.alpha", devices: ["Den TV"])
-            try await bed.start()
+        try await AppTestBed.run(driver: "org.test.alpha", devices: ["Den TV"]) { bed in
             let (_, recorder, media) = try await playing(bed)
             try bed.harness.command("org.test.alpha", "segv")
             try await bed.eventually("route change") { recorder.changes.count == 2 }
@@ -70,9 +68,7 @@ struct RouteChangeTests {
     }
 
     @Test func aDeviceSideVolumeChangeReachesTheApp() async throws {
-        try await AppTestBed.run { bed in
-            try bed.harness.addDriver("org.test.alpha", devices: ["Den TV"])
-            try await bed.start()
+        try await AppTestBed.run(driver: "org.test.alpha", devices: ["Den TV"]) { bed in
             let (_, recorder, media) = try await playing(bed)
             try bed.harness.command("org.test.alpha", "volume:0.3")
             // The route's volume, as a configuration change, and the session's volume on its own cadence.
@@ -83,9 +79,7 @@ struct RouteChangeTests {
     }
 
     @Test func aSessionTheDeviceCannotContinueEndsWithItsReason() async throws {
-        try await AppTestBed.run { bed in
-            try bed.harness.addDriver("org.test.alpha", devices: ["Den TV"])
-            try await bed.start()
+        try await AppTestBed.run(driver: "org.test.alpha", devices: ["Den TV"]) { bed in
             let (controller, _, media) = try await playing(bed)
             try bed.harness.command("org.test.alpha", "fail-sessions")
             try await bed.eventually("session ended") { media.hasEnded }

@@ -14,9 +14,7 @@ struct RoutesAndSessionsTests {
         let recorder = AppRecorder()
         #expect(nowhere.addObserver(recorder) == false)
 
-        try await AppTestBed.run { bed in
-            try bed.harness.addDriver("org.test.alpha", devices: ["Den TV"])
-            try await bed.start()
+        try await AppTestBed.run(driver: "org.test.alpha", devices: ["Den TV"]) { bed in
             let controller = bed.controller(protocols: ["org.test.alpha"])
             #expect(controller.addObserver(recorder))
             #expect(controller.addObserver(recorder) == false)
@@ -26,9 +24,7 @@ struct RoutesAndSessionsTests {
     }
 
     @Test func activationAndDeactivationReachObserversWithTheRoute() async throws {
-        try await AppTestBed.run { bed in
-            try bed.harness.addDriver("org.test.alpha", devices: ["Den TV"])
-            try await bed.start()
+        try await AppTestBed.run(driver: "org.test.alpha", devices: ["Den TV"]) { bed in
             let controller = bed.controller(protocols: ["org.test.alpha"])
             let recorder = AppRecorder()
             #expect(controller.addObserver(recorder))
@@ -62,9 +58,7 @@ struct RoutesAndSessionsTests {
     }
 
     @Test func aRouteActiveBeforeTheAppConnectedIsReportedToo() async throws {
-        try await AppTestBed.run { bed in
-            try bed.harness.addDriver("org.test.alpha", devices: ["Den TV"])
-            try await bed.start()
+        try await AppTestBed.run(driver: "org.test.alpha", devices: ["Den TV"]) { bed in
             try await bed.discover(["Den TV"])
             try await bed.activate("Den TV")
             let controller = bed.controller(protocols: ["org.test.alpha"])
@@ -101,9 +95,7 @@ struct RoutesAndSessionsTests {
     }
 
     @Test func playerModeSessionMirrorsPlaybackBothWays() async throws {
-        try await AppTestBed.run { bed in
-            try bed.harness.addDriver("org.test.alpha", devices: ["Den TV"])
-            try await bed.start()
+        try await AppTestBed.run(driver: "org.test.alpha", devices: ["Den TV"]) { bed in
             let (_, _, route) = try await bed.appWithActiveRoute()
 
             let session = AVSystemRouteSession(url: URL(string: "http://127.0.0.1:9/film.mp4")!, mode: .player)
@@ -165,9 +157,7 @@ struct RoutesAndSessionsTests {
     }
 
     @Test func streamingToARouteWithoutTheCapabilityIsAClearError() async throws {
-        try await AppTestBed.run { bed in
-            try bed.harness.addDriver("org.test.alpha", devices: ["Den TV"])
-            try await bed.start()
+        try await AppTestBed.run(driver: "org.test.alpha", devices: ["Den TV"]) { bed in
             let (controller, _, route) = try await bed.appWithActiveRoute()
             let audio = await #expect(throws: MediaDeviceError.self) { _ = try await route.startAudioStream() }
             #expect(audio?.message == "Den TV cannot take real-time audio (its capabilities: urlPlayback)")
@@ -180,9 +170,7 @@ struct RoutesAndSessionsTests {
     }
 
     @Test func applicationModeLaunchesTheAppsCounterpartWithADataChannel() async throws {
-        try await AppTestBed.run { bed in
-            try bed.harness.addDriver("org.test.alpha", devices: ["Den TV"])
-            try await bed.start()
+        try await AppTestBed.run(driver: "org.test.alpha", devices: ["Den TV"]) { bed in
             let (_, _, route) = try await bed.appWithActiveRoute("org.test.notes")
             let session = AVSystemRouteSession(url: URL(string: "http://127.0.0.1:9/film.mp4")!, mode: .application)
             #expect(route.addSession(session))

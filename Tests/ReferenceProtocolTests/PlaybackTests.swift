@@ -10,11 +10,7 @@ import TestSupport
 struct PlaybackTests {
     /// A receiver (no pairing) in the picker and activated.
     private func activeReceiver(_ bed: ReferenceTestBed, _ name: String = "Den TV") async throws -> ReceiverProcess {
-        let view = PickerView()
-        let picker = await bed.supervisor.openPicker { view.update($0) }
-        let receiver = try await bed.receiver(name, arguments: ["--auth", "none"])
-        try await bed.waitForPicker(view, [name])
-        await bed.supervisor.closePicker(picker.id)
+        let receiver = try await bed.listedReceiver(name, arguments: ["--auth", "none"])
         try await bed.activate(name) { _ in nil }
         return receiver
     }

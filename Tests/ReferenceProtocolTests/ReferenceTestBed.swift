@@ -63,6 +63,16 @@ final class ReferenceTestBed: @unchecked Sendable {
         return receiver
     }
 
+    /// Starts receiver `name` and waits until a picker, opened for that and closed again, lists it.
+    func listedReceiver(_ name: String = "Den TV", arguments: [String]) async throws -> ReceiverProcess {
+        let view = PickerView()
+        let picker = await supervisor.openPicker { view.update($0) }
+        let receiver = try await receiver(name, arguments: arguments)
+        try await waitForPicker(view, [name])
+        await supervisor.closePicker(picker.id)
+        return receiver
+    }
+
     func app(_ applicationIdentifier: String = "org.test.app") -> AVSystemRouteController {
         let controller = AVSystemRouteController(configuration: .init(applicationIdentifier: applicationIdentifier, supportedProtocols: [Self.protocolID],
                                                                       socketPath: socket))

@@ -17,11 +17,7 @@ struct StreamingTests {
         let app = bed.app()
         let observer = AppObserver()
         #expect(app.addObserver(observer))
-        let view = PickerView()
-        let picker = await bed.supervisor.openPicker { view.update($0) }
-        let receiver = try await bed.receiver("Den TV", arguments: ["--auth", "none", "--record", record] + receiverArguments)
-        try await bed.waitForPicker(view, ["Den TV"])
-        await bed.supervisor.closePicker(picker.id)
+        let receiver = try await bed.listedReceiver(arguments: ["--auth", "none", "--record", record] + receiverArguments)
         try await bed.activate("Den TV") { _ in nil }
         try await bed.harness.waitUntil("app has the route") { await MainActor.run { observer.route != nil } }
         return (try #require(await MainActor.run { observer.route }), receiver)
@@ -181,11 +177,7 @@ struct StreamingTests {
     @Test func theOperatorStreamsAFileAndATestPatternFromTheCLI() async throws {
         try await ReferenceTestBed.run { bed in
             let record = bed.harness.root + "/recordings"
-            let view = PickerView()
-            let picker = await bed.supervisor.openPicker { view.update($0) }
-            let receiver = try await bed.receiver("Den TV", arguments: ["--auth", "none", "--record", record])
-            try await bed.waitForPicker(view, ["Den TV"])
-            await bed.supervisor.closePicker(picker.id)
+            let receiver = try await bed.listedReceiver(arguments: ["--auth", "none", "--record", record])
             // The CLI activates the device itself, streams two seconds of the tone file and of the test pattern.
             let cli = try await ChildOutput.run(DaemonHarness.binary("mediaroute"), ["--socket", bed.socket, "stream", bed.harness.root + "/media/tone.wav",
                                                                                      "--to", "Den TV", "--test-pattern", "--size", "320x240", "--fps", "25", "--duration", "2"])

@@ -1,5 +1,6 @@
 import Foundation
 import MediaRouteIPC
+import PrivateDaemons
 import Testing
 
 /// A real `mediarouted` process over a drivers directory, and the real `mediaroute` CLI against it.
@@ -8,7 +9,7 @@ public final class DaemonHarness: @unchecked Sendable {
     public var socket: String { drivers.root + "/run/mediarouted.sock" }
     public private(set) var daemon: ChildProcess?
 
-    public static func binary(_ name: String) -> String { (SupervisorHarness.testDriver as NSString).deletingLastPathComponent + "/" + name }
+    public static func binary(_ name: String) -> String { Executables.sibling(name) }
 
     public init() throws { drivers = try SupervisorHarness() }
 

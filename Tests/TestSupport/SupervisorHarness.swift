@@ -116,19 +116,6 @@ public final class SupervisorHarness: @unchecked Sendable {
     }
 }
 
-/// Runs `body`, then `tearDown`, whether `body` returns or throws: what a test started is always stopped.
-public func withTearDown<T>(_ body: () async throws -> T, tearDown: () async -> Void) async throws -> T {
-    let result: T
-    do {
-        result = try await body()
-    } catch {
-        await tearDown()
-        throw error
-    }
-    await tearDown()
-    return result
-}
-
 /// Polls `condition` every 10 ms for up to `seconds`.
 public func waitUntil(_ what: String = "condition", seconds: Double = 20, _ condition: () async -> Bool) async throws {
     let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))

@@ -79,6 +79,8 @@ public final class ChildProcess: Sendable {
     /// Stops the child by its PID: SIGTERM, then SIGKILL if it is still there after `grace`.
     @discardableResult
     public func terminate(grace: Duration, loop: EventLoop = .shared) async -> Termination {
+        // Never signal a child already reaped: its PID may belong to another process by now.
+        if let ended = exitIfEnded() { return ended }
         kill(pid, SIGTERM)
         let killer = Task {
             try await Task.sleep(for: grace)
@@ -140,21 +142,17 @@ public final class ChildProcess: Sendable {
 
     /// Blocks until the child ends. Call from a thread that may block, not from the event loop.
     public func waitForExit() -> Termination {
-        reap(options: 0) ?? .unknown
+        if reaped.withLock({ $0 }) == nil {
+            // Wait without reaping: the status is collected by exitIfEnded, under the lock, exactly once.
+            var info = siginfo_t()
+            while waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR {}
+        }
+        return exitIfEnded() ?? .unknown
     }
 
     /// Reaps the child if it has ended, without blocking; the same answer every time after that.
     public func exitIfEnded() -> Termination? {
-        reap(options: WNOHANG)
-    }
-
-    private func reap(options: Int32) -> Termination? {
-        if options & WNOHANG == 0, reaped.withLock({ $0 }) == nil {
-            // Wait without reaping: the status is collected below, under the lock, exactly once.
-            var info = siginfo_t()
-            while waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR {}
-        }
-        return reaped.withLock { known in
+        reaped.withLock { known in
             if let known { return known }
             var status: Int32 = 0
             var result: pid_t

@@ -245,6 +245,12 @@ extension Duration {
         return seconds * 1000 + attoseconds / 1_000_000_000_000_000
     }
 
+    /// Seconds as a Double, for media positions, rates and figures people read.
+    public var seconds: Double {
+        let (seconds, attoseconds) = components
+        return Double(seconds) + Double(attoseconds) / 1e18
+    }
+
     /// Whole nanoseconds, negative durations counting as zero and huge ones as a century.
     var clampedNanoseconds: UInt64 {
         let (seconds, attoseconds) = components

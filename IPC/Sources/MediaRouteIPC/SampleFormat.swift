@@ -32,10 +32,10 @@ public enum SampleFormat: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// Why these values cannot make a stream; nil if they can.
     /// The sample rates Opus encodes: a stream of any other would need resampling.
     public static let opusSampleRates = [8_000, 12_000, 16_000, 24_000, 48_000]
 
+    /// Why these values cannot make a stream; nil if they can.
     public var problem: String? {
         switch self {
         case .audio(let rate, let channels, _):

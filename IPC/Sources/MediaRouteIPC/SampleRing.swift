@@ -107,6 +107,18 @@ public final class SampleRing: @unchecked Sendable {
         return SampleRing(format: format, capacity: capacity, memory: memory, wakeup: wakeup, base: base)
     }
 
+    /// Maps the ring that came with a message as its descriptors 0 (memfd) and 1 (eventfd), taking
+    /// both: neither is left open if the other is missing or the ring is unusable.
+    public convenience init(descriptors: ReceivedDescriptors) throws {
+        let memory = try descriptors.take(0)
+        let wakeup: Int32
+        do { wakeup = try descriptors.take(1) } catch {
+            close(memory)
+            throw error
+        }
+        try self.init(memory: memory, wakeup: wakeup)
+    }
+
     /// Maps a ring received from a peer (the memfd and eventfd that came with its message), taking
     /// ownership of both descriptors. Checks the header and the file before trusting either.
     public convenience init(memory: Int32, wakeup: Int32) throws(SampleRingError) {

@@ -5,8 +5,8 @@ import Glibc
 public enum UDPSocket {
     /// A socket connected to `host:port`, to `send` datagrams to it.
     public static func connect(host: String, port: UInt16) throws(IPCSystemError) -> Int32 {
+        var address = try sockaddr_in(numericHost: host, port: port, for: "UDP \(host)")  // before the socket: a bad host leaks nothing
         let fd = try make()
-        var address = try sockaddr_in(numericHost: host, port: port, for: "UDP \(host)")
         let rc = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
         guard rc == 0 else {
             let error = IPCSystemError("connect UDP \(host):\(port)")
@@ -20,8 +20,8 @@ public enum UDPSocket {
 
     /// A socket bound to `host` and `port` (0: a free one); returns it and the port.
     public static func bind(host: String, port: UInt16 = 0) throws(IPCSystemError) -> (Int32, UInt16) {
-        let fd = try make()
         var address = try sockaddr_in(numericHost: host, port: port, for: "UDP \(host)")
+        let fd = try make()
         let rc = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
         guard rc == 0, let local = TCPSocket.address(of: fd, peer: false) else {
             let error = IPCSystemError("bind UDP \(host):\(port)")

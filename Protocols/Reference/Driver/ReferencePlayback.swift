@@ -29,7 +29,7 @@ final class ReferencePlayback: AVInterfaceControllable {
     private var position: Double {
         guard receiverState.phase == .playing else { return receiverState.position }
         let elapsed = ContinuousClock.now - receivedAt
-        let moved = receiverState.position + (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18) * receiverState.speed
+        let moved = receiverState.position + elapsed.seconds * receiverState.speed
         return receiverState.duration.map { min(moved, $0) } ?? moved
     }
 

@@ -66,7 +66,7 @@ final class MediaPlayer: @unchecked Sendable {
     var position: Double {
         guard phase == .playing else { return anchor.position }
         let elapsed = ContinuousClock.now - anchor.at
-        let advanced = anchor.position + Double(elapsed.components.seconds) * speed + Double(elapsed.components.attoseconds) / 1e18 * speed
+        let advanced = anchor.position + elapsed.seconds * speed
         return media?.duration.map { min(advanced, $0) } ?? advanced
     }
 

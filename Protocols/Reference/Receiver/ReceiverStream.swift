@@ -21,7 +21,6 @@ final class ReceiverStream: @unchecked Sendable {
     private(set) var frames = 0
     /// Datagrams from hosts other than the controller's, dropped unread.
     private(set) var strangers = 0
-    private var invalid = 0
     private var ssrc: UInt32?
 
     // Audio
@@ -79,10 +78,7 @@ final class ReceiverStream: @unchecked Sendable {
     var lost: Int { depacketizer.lost + jitter.lost }
 
     private func received(_ datagram: UnsafeRawBufferPointer) {
-        guard let packet = try? RTPPacket(datagram: datagram) else {
-            invalid += 1
-            return
-        }
+        guard let packet = try? RTPPacket(datagram: datagram) else { return }
         // The first sender owns the stream; anything else on the port is ignored.
         if ssrc == nil { ssrc = packet.ssrc }
         guard packet.ssrc == ssrc else { return }

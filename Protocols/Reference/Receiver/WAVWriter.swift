@@ -4,8 +4,6 @@ final class WAVWriter {
     private let file: RecordingFile
     private static let headerSize = 44
 
-    var path: String { file.path }
-
     init(path: String, sampleRate: Int, channels: Int) throws(ReceiverError) {
         file = try RecordingFile(path: path, limit: Int(UInt32.max) - Self.headerSize)
         var header = [UInt8](repeating: 0, count: Self.headerSize)
