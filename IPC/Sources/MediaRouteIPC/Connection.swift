@@ -602,7 +602,6 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
         flush()  // best effort: the peer should see the error that ends the connection
         state = .closed(reason)
         loop.deregister(fd: fd)
-        _ = Glibc.close(fd)
         if let timer = handshakeTimer { loop.cancelTimer(timer) }
         handshakeWaiter?.resume(throwing: reason)
         handshakeWaiter = nil
@@ -622,6 +621,8 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
         receivedDescriptors.removeAll()
         outDescriptors.forEach { $0.fds.forEach { _ = Glibc.close($0) } }
         outDescriptors.removeAll()
+        // Last, so that a peer that sees the end of the stream knows every descriptor it sent is closed.
+        _ = Glibc.close(fd)
         outBuffer = []
         outSent = 0
         let closeWaiters = self.closeWaiters
