@@ -164,6 +164,25 @@ struct ConnectionTests {
         await client.close()
     }
 
+    /// A request whose handler does not suspend is answered on the spot, before the loop decodes
+    /// the next frame: a burst of calls and notifications is handled in the order it was sent.
+    @Test func aHandlerThatDoesNotSuspendRunsBeforeTheNextFrame() async throws {
+        let order = Mutex<[String]>([])
+        var handlers = RPCHandlers()
+        handlers.onRequest("first") { _ in
+            order.withLock { $0.append("first") }
+            return RPCReply()
+        }
+        handlers.onNotification("second") { _ in order.withLock { $0.append("second") } }
+        let (connection, peer) = try await acceptorWithRawPeer(handlers: handlers)
+        // One write, so one read on the other side holds both frames.
+        try peer.write(FrameEncoder.frame(Message.request(id: .number(1), method: "first", params: nil, descriptorCount: 0).encode())
+            + FrameEncoder.frame(Message.notification(method: "second", params: nil, descriptorCount: 0).encode()))
+        guard case .response(.number(1), _, _)? = try await peer.read() else { throw TestFailure("\"first\" was not answered") }
+        #expect(order.withLock { $0 } == ["first", "second"])
+        await connection.close()
+    }
+
     @Test func aHandlerThatClosesItsOwnConnectionEndsBothSidesCleanly() async throws {
         var handlers = echoHandlers()
         handlers.onRequest("quit") { request in

@@ -489,11 +489,13 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
 
     /// Runs the handler at once, on this actor's loop: one that answers without suspending sends
     /// its reply before the loop next sleeps, with no task switch at all.
+    /// (`Task.immediate(executorPreference:)` would not: it enqueues the task instead of starting it.
+    /// The task is isolated to this actor, so a handler that suspends comes back to this loop.)
     private func start(_ handler: @escaping RPCHandlers.RequestHandler, _ request: IncomingRequest) {
         let id = request.id
         let method = request.method
         incoming[id] = .some(nil)
-        let task = Task.immediate(executorPreference: loop) { [self] in
+        let task = Task.immediate { [self] in
             var reply: Message
             var replyDescriptors: [Int32] = []
             do {
