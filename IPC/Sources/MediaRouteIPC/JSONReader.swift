@@ -41,30 +41,44 @@ public struct JSONReader {
     public static let maximumDepth = 64
 
     public static func parse(_ bytes: some Collection<UInt8>) throws(JSONSyntaxError) -> JSONValue {
-        let result: Result<JSONValue, JSONSyntaxError>? = bytes.withContiguousStorageIfAvailable { buffer in
-            Result { () throws(JSONSyntaxError) in try parse(buffer) }
-        }
-        if let result { return try result.get() }
-        let copy = Array(bytes)
-        return try copy.withUnsafeBufferPointer { buffer throws(JSONSyntaxError) in try parse(buffer) }
+        try withContiguousBytes(bytes) { buffer throws(JSONSyntaxError) in try parse(buffer) }
     }
 
     public static func parse(_ buffer: UnsafeBufferPointer<UInt8>) throws(JSONSyntaxError) -> JSONValue {
-        if let bad = firstInvalidUTF8Offset(buffer) {
-            throw JSONSyntaxError(kind: .invalidUTF8, offset: bad)
-        }
-        var reader = JSONReader(bytes: buffer)
-        reader.skipWhitespace()
+        var reader = try JSONReader(validating: buffer)
         let value = try reader.readValue(depth: 0)
-        reader.skipWhitespace()
-        if reader.index != buffer.count { throw reader.error(.trailingData) }
+        try reader.expectEnd()
         return value
+    }
+
+    /// Runs `body` on the bytes in place when they are contiguous, else on a copy.
+    static func withContiguousBytes<R, E: Error>(_ bytes: some Collection<UInt8>,
+                                                 _ body: (UnsafeBufferPointer<UInt8>) throws(E) -> R) throws(E) -> R {
+        let result: Result<R, E>? = bytes.withContiguousStorageIfAvailable { buffer in
+            Result { () throws(E) in try body(buffer) }
+        }
+        if let result { return try result.get() }
+        return try Array(bytes).withUnsafeBufferPointer { buffer throws(E) in try body(buffer) }
     }
 
     private let bytes: UnsafeBufferPointer<UInt8>
     private var index = 0
 
-    private init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
+    /// A reader at the first value of `bytes`, which must be UTF-8 throughout.
+    init(validating bytes: UnsafeBufferPointer<UInt8>) throws(JSONSyntaxError) {
+        if let bad = Self.firstInvalidUTF8Offset(bytes) { throw JSONSyntaxError(kind: .invalidUTF8, offset: bad) }
+        self.bytes = bytes
+        skipWhitespace()
+    }
+
+    /// After the one value of the text: only whitespace may follow.
+    mutating func expectEnd() throws(JSONSyntaxError) {
+        skipWhitespace()
+        if index != bytes.count { throw error(.trailingData) }
+    }
+
+    /// The next byte, if any, without consuming it.
+    var next: UInt8? { index < bytes.count ? bytes[index] : nil }
 
     private func error(_ kind: JSONSyntaxError.Kind) -> JSONSyntaxError {
         JSONSyntaxError(kind: kind, offset: index)
@@ -96,7 +110,7 @@ public struct JSONReader {
         return value
     }
 
-    private mutating func readValue(depth: Int) throws(JSONSyntaxError) -> JSONValue {
+    mutating func readValue(depth: Int) throws(JSONSyntaxError) -> JSONValue {
         switch try peek() {
         case UInt8(ascii: "{"): return try readObject(depth: depth + 1)
         case UInt8(ascii: "["): return try readArray(depth: depth + 1)
@@ -110,37 +124,48 @@ public struct JSONReader {
     }
 
     private mutating func readObject(depth: Int) throws(JSONSyntaxError) -> JSONValue {
-        if depth > Self.maximumDepth { throw error(.nestingTooDeep(limit: Self.maximumDepth)) }
-        index += 1
         var members: [(key: String, value: JSONValue)] = []
-        skipWhitespace()
-        if try peek() == UInt8(ascii: "}") {
-            index += 1
-            return .object(JSONObject(members))
-        }
         var seen: Set<String>? = nil  // only built for large objects; small ones scan
-        while true {
-            skipWhitespace()
-            guard try peek() == UInt8(ascii: "\"") else { throw error(.unexpectedByte(bytes[index])) }
-            let keyOffset = index
-            let key = try readString()
-            if members.count >= 16 {
+        try readMembers(depth: depth) { reader, key, keyOffset throws(JSONSyntaxError) in
+            if members.isEmpty {
+                members.reserveCapacity(8)  // one allocation for the objects IPC sends, not three
+            } else if members.count >= 16 {
                 if seen == nil { seen = Set(members.map(\.key)) }
                 if !seen!.insert(key).inserted { throw JSONSyntaxError(kind: .duplicateKey(key), offset: keyOffset) }
             } else if members.contains(where: { $0.key == key }) {
                 throw JSONSyntaxError(kind: .duplicateKey(key), offset: keyOffset)
             }
+            members.append((key: key, value: try reader.readValue(depth: depth)))
+        }
+        return .object(JSONObject(members))
+    }
+
+    /// Reads an object from its `{` to its `}`, handing each key to `member`, which must read the
+    /// value (or throw, given the key's offset, to refuse the key).
+    mutating func readMembers(depth: Int, _ member: (inout JSONReader, _ key: String, _ keyOffset: Int) throws(JSONSyntaxError) -> Void) throws(JSONSyntaxError) {
+        if depth > Self.maximumDepth { throw error(.nestingTooDeep(limit: Self.maximumDepth)) }
+        index += 1
+        skipWhitespace()
+        if try peek() == UInt8(ascii: "}") {
+            index += 1
+            return
+        }
+        while true {
+            skipWhitespace()
+            guard try peek() == UInt8(ascii: "\"") else { throw error(.unexpectedByte(bytes[index])) }
+            let keyOffset = index
+            let key = try readString()
             skipWhitespace()
             guard try peek() == UInt8(ascii: ":") else { throw error(.unexpectedByte(bytes[index])) }
             index += 1
             skipWhitespace()
-            members.append((key: key, value: try readValue(depth: depth)))
+            try member(&self, key, keyOffset)
             skipWhitespace()
             switch try peek() {
             case UInt8(ascii: ","): index += 1
             case UInt8(ascii: "}"):
                 index += 1
-                return .object(JSONObject(members))
+                return
             case let other: throw error(.unexpectedByte(other))
             }
         }
@@ -299,11 +324,18 @@ public struct JSONReader {
 
     /// The offset of the first byte that breaks UTF-8, or nil if the buffer is valid.
     private static func firstInvalidUTF8Offset(_ buffer: UnsafeBufferPointer<UInt8>) -> Int? {
-        // Pure ASCII is the common case and needs no decoder.
-        if !buffer.contains(where: { $0 >= 0x80 }) { return nil }
-        var iterator = buffer.makeIterator()
+        // Pure ASCII is the common case and needs no decoder: eight bytes at a time.
+        var start = 0
+        if let base = UnsafeRawPointer(buffer.baseAddress) {
+            while start + 8 <= buffer.count, base.loadUnaligned(fromByteOffset: start, as: UInt64.self) & 0x8080_8080_8080_8080 == 0 {
+                start += 8
+            }
+        }
+        guard buffer[start...].contains(where: { $0 >= 0x80 }) else { return nil }
+        // Every byte before `start` is ASCII, so a character starts there.
+        var offset = start
+        var iterator = buffer[start...].makeIterator()
         var decoder = UTF8()
-        var offset = 0
         while true {
             switch decoder.decode(&iterator) {
             case .scalarValue(let scalar): offset += UTF8.width(scalar)

@@ -49,70 +49,20 @@ public struct MessageShapeError: Error, Sendable, Equatable, CustomStringConvert
 extension Message {
     /// Decodes a frame body: UTF-8, then JSON, then the JSON-RPC shape.
     public static func decode(_ body: some Collection<UInt8>) throws -> Message {
-        try decode(json: try JSONReader.parse(body))
+        try JSONReader.withContiguousBytes(body) { buffer throws in try decode(buffer) }
+    }
+
+    public static func decode(_ body: UnsafeBufferPointer<UInt8>) throws -> Message {
+        // A message object is read straight into its fields; anything else is read whole, to say what it is.
+        if let envelope = try MessageEnvelope(parsing: body) { return try envelope.message() }
+        return try decode(json: JSONReader.parse(body))
     }
 
     public static func decode(json: JSONValue) throws(MessageShapeError) -> Message {
         guard case .object(let object) = json else {
             throw MessageShapeError(reason: "a message must be a JSON object, got \(json.kindName)", id: nil)
         }
-        // The id is read first so that every later complaint can be addressed to it.
-        var id: RequestID? = nil
-        var idError: String? = nil
-        switch object["id"] {
-        case nil, .null?: break
-        case .integer(let n)?: id = .number(n)
-        case .string(let s)?: id = .string(s)
-        case let other?: idError = "\"id\" must be an integer or a string, got \(other.kindName)"
-        }
-        func fail(_ reason: String) -> MessageShapeError { MessageShapeError(reason: reason, id: id) }
-
-        guard let version = object["jsonrpc"] else { throw fail("missing \"jsonrpc\": \"2.0\"") }
-        guard version == .string("2.0") else { throw fail("\"jsonrpc\" must be \"2.0\"") }
-        if let idError { throw fail(idError) }
-
-        var descriptorCount = 0
-        if let fds = object["fds"] {
-            guard let n = fds.integerValue, n >= 0, n <= Int64(maximumDescriptorsPerFrame) else {
-                throw fail("\"fds\" must be an integer from 0 to \(maximumDescriptorsPerFrame)")
-            }
-            descriptorCount = Int(n)
-        }
-
-        if let methodValue = object["method"] {
-            guard case .string(let method) = methodValue, !method.isEmpty else {
-                throw fail("\"method\" must be a non-empty string")
-            }
-            var params: JSONObject? = nil
-            switch object["params"] {
-            case nil: break
-            case .object(let p)?: params = p
-            case let other?: throw fail("\"params\" of \"\(method)\" must be an object, got \(other.kindName)")
-            }
-            if object["result"] != nil || object["error"] != nil {
-                throw fail("a message cannot be both a call (\"method\") and a response (\"result\"/\"error\")")
-            }
-            if object["id"] == .null { throw fail("a request's \"id\" cannot be null; omit it for a notification") }
-            if let id { return .request(id: id, method: method, params: params, descriptorCount: descriptorCount) }
-            return .notification(method: method, params: params, descriptorCount: descriptorCount)
-        }
-
-        switch (object["result"], object["error"]) {
-        case (let result?, nil):
-            guard let id else { throw fail("a response needs the \"id\" of the request it answers") }
-            return .response(id: id, result: result, descriptorCount: descriptorCount)
-        case (nil, let errorValue?):
-            guard object["id"] != nil else { throw fail("an error response needs an \"id\" (null if unknown)") }
-            guard let error = RPCError(json: errorValue) else {
-                throw fail("\"error\" must be an object with an integer \"code\" and a string \"message\"")
-            }
-            if descriptorCount != 0 { throw fail("an error response cannot carry file descriptors") }
-            return .errorResponse(id: id, error: error)
-        case (.some, .some):
-            throw fail("a response has either \"result\" or \"error\", not both")
-        case (nil, nil):
-            throw fail("a message needs \"method\" (a call) or \"result\"/\"error\" (a response)")
-        }
+        return try MessageEnvelope(object).message()
     }
 
     /// The canonical encoding of the message body (no frame header).

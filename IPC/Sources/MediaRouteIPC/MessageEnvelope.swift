@@ -1,0 +1,142 @@
+/// The members of a JSON-RPC message object that MediaRoute reads, before their shape is checked.
+///
+/// A frame is read straight into these fields, so the hot path builds no object for the envelope
+/// and looks nothing up; members this version does not know are read and dropped.
+struct MessageEnvelope {
+    var jsonrpc: JSONValue?
+    var id: JSONValue?
+    var method: JSONValue?
+    var params: JSONValue?
+    var result: JSONValue?
+    var error: JSONValue?
+    var fds: JSONValue?
+
+    init(_ object: JSONObject) {
+        for member in object.members {
+            if let field = Field(member.key) { self[field] = member.value }
+        }
+    }
+
+    /// Reads a frame body that holds a JSON object; nil if it holds another kind of value.
+    init?(parsing buffer: UnsafeBufferPointer<UInt8>) throws(JSONSyntaxError) {
+        var reader = try JSONReader(validating: buffer)
+        guard reader.next == UInt8(ascii: "{") else { return nil }
+        var unknownKeys: Set<String> = []
+        var envelope = MessageEnvelope()
+        try reader.readMembers(depth: 1) { reader, key, keyOffset throws(JSONSyntaxError) in
+            let field = Field(key)
+            let isNew = if let field { envelope[field] == nil } else { unknownKeys.insert(key).inserted }
+            guard isNew else { throw JSONSyntaxError(kind: .duplicateKey(key), offset: keyOffset) }
+            let value = try reader.readValue(depth: 1)
+            if let field { envelope[field] = value }
+        }
+        try reader.expectEnd()
+        self = envelope
+    }
+
+    private init() {}
+
+    private enum Field {
+        case jsonrpc, id, method, params, result, error, fds
+
+        /// Tells the length first, so a key costs at most three string comparisons.
+        init?(_ key: String) {
+            switch key.utf8.count {
+            case 2 where key == "id": self = .id
+            case 3 where key == "fds": self = .fds
+            case 5 where key == "error": self = .error
+            case 6 where key == "method": self = .method
+            case 6 where key == "params": self = .params
+            case 6 where key == "result": self = .result
+            case 7 where key == "jsonrpc": self = .jsonrpc
+            default: return nil
+            }
+        }
+    }
+
+    private subscript(field: Field) -> JSONValue? {
+        get {
+            switch field {
+            case .jsonrpc: jsonrpc
+            case .id: id
+            case .method: method
+            case .params: params
+            case .result: result
+            case .error: error
+            case .fds: fds
+            }
+        }
+        set {
+            switch field {
+            case .jsonrpc: jsonrpc = newValue
+            case .id: id = newValue
+            case .method: method = newValue
+            case .params: params = newValue
+            case .result: result = newValue
+            case .error: error = newValue
+            case .fds: fds = newValue
+            }
+        }
+    }
+
+    /// The message these members make, or why they make none.
+    func message() throws(MessageShapeError) -> Message {
+        // The id is read first so that every later complaint can be addressed to it.
+        var requestID: RequestID? = nil
+        var idError: String? = nil
+        switch id {
+        case nil, .null?: break
+        case .integer(let n)?: requestID = .number(n)
+        case .string(let s)?: requestID = .string(s)
+        case let other?: idError = "\"id\" must be an integer or a string, got \(other.kindName)"
+        }
+        func fail(_ reason: String) -> MessageShapeError { MessageShapeError(reason: reason, id: requestID) }
+
+        guard let jsonrpc else { throw fail("missing \"jsonrpc\": \"2.0\"") }
+        guard jsonrpc == .string("2.0") else { throw fail("\"jsonrpc\" must be \"2.0\"") }
+        if let idError { throw fail(idError) }
+
+        var descriptorCount = 0
+        if let fds {
+            guard let n = fds.integerValue, n >= 0, n <= Int64(Message.maximumDescriptorsPerFrame) else {
+                throw fail("\"fds\" must be an integer from 0 to \(Message.maximumDescriptorsPerFrame)")
+            }
+            descriptorCount = Int(n)
+        }
+
+        if let method {
+            guard case .string(let method) = method, !method.isEmpty else {
+                throw fail("\"method\" must be a non-empty string")
+            }
+            var object: JSONObject? = nil
+            switch params {
+            case nil: break
+            case .object(let p)?: object = p
+            case let other?: throw fail("\"params\" of \"\(method)\" must be an object, got \(other.kindName)")
+            }
+            if result != nil || error != nil {
+                throw fail("a message cannot be both a call (\"method\") and a response (\"result\"/\"error\")")
+            }
+            if id == .null { throw fail("a request's \"id\" cannot be null; omit it for a notification") }
+            if let requestID { return .request(id: requestID, method: method, params: object, descriptorCount: descriptorCount) }
+            return .notification(method: method, params: object, descriptorCount: descriptorCount)
+        }
+
+        switch (result, error) {
+        case (let result?, nil):
+            guard let requestID else { throw fail("a response needs the \"id\" of the request it answers") }
+            return .response(id: requestID, result: result, descriptorCount: descriptorCount)
+        case (nil, let errorValue?):
+            guard id != nil else { throw fail("an error response needs an \"id\" (null if unknown)") }
+            guard let error = RPCError(json: errorValue) else {
+                throw fail("\"error\" must be an object with an integer \"code\" and a string \"message\"")
+            }
+            if descriptorCount != 0 { throw fail("an error response cannot carry file descriptors") }
+            return .errorResponse(id: requestID, error: error)
+        case (.some, .some):
+            throw fail("a response has either \"result\" or \"error\", not both")
+        case (nil, nil):
+            throw fail("a message needs \"method\" (a call) or \"result\"/\"error\" (a response)")
+        }
+    }
+}
