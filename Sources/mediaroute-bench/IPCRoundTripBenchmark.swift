@@ -9,9 +9,12 @@ import MediaRouteIPC
 /// VM costs several times a whole round trip on one), and the scheduler places a blocking pair and
 /// an epoll pair differently. So both are measured twice with the same explicit placement: the two
 /// sides on two cores (as a driver and mediarouted run) and on one core (the pure CPU cost).
+/// Within a placement the three measurements take turns, round by round: these VMs have slow and
+/// fast minutes, and measured one after the other, whichever ran in a slow minute would lose.
 struct IPCRoundTripBenchmark {
     let iterations: Int
     let warmup = 2_000
+    let rounds = 10
 
     static let params: JSONObject = ["seq": 0, "payload": .string(String(repeating: "m", count: 28))]
 
@@ -23,14 +26,12 @@ struct IPCRoundTripBenchmark {
 
     func run() async throws {
         let frame = FrameEncoder.frame(Message.request(id: .number(1), method: "echo", params: Self.params, descriptorCount: 0).encode())
-        print("ipc-rtt: \(frame.count)-byte frames (header included), \(iterations) round trips after \(warmup) warm-up")
+        print("ipc-rtt: \(frame.count)-byte frames (header included), \(iterations) round trips after \(warmup) warm-up, in \(rounds) rounds taking turns")
         let twoCores = sysconf(Int32(_SC_NPROCESSORS_ONLN)) > 1
         let placements = (twoCores ? [Placement(label: "two cores", client: 0, peer: 1)] : []) + [Placement(label: "one core", client: 0, peer: 0)]
         var result: Double?  // the first placement's
         for placement in placements {
-            let baseline = try measureC(frame, placement, eventDriven: false)
-            let eventDriven = try measureC(frame, placement, eventDriven: true)
-            let ours = try await measureOurs(placement)
+            let (baseline, eventDriven, ours) = try await measure(frame, placement)
             print("  \(placement.label) (client on CPU \(placement.client), peer on CPU \(placement.peer)):")
             print(baseline.line("    raw C socketpair ping-pong"))
             print(eventDriven.line("    (reference) the same in C, each side waiting in epoll_wait"))
@@ -42,29 +43,41 @@ struct IPCRoundTripBenchmark {
         printResult("ipc-rtt", ratio: result ?? 0, target: 1.5)
     }
 
-    /// The raw C ping-pong: blocking reads and writes (the baseline), or each side waiting in epoll
-    /// as an event loop does (a reference: what readiness-based waiting alone costs on this machine).
-    private func measureC(_ frame: [UInt8], _ placement: Placement, eventDriven: Bool) throws -> LatencySamples {
-        let peer = try PeerProcess(mode: eventDriven ? "c-epoll-echo" : "c-echo", argument: String(placement.peer))
-        var samples = [UInt64](repeating: 0, count: warmup + iterations)
-        _ = cbb_run_on_cpu(placement.client)
-        defer { _ = cbb_run_on_cpu(-1) }
-        let rc = cbb_ping_pong(peer.socket, eventDriven ? 1 : 0, frame, frame.count, Int32(samples.count), &samples)
-        guard rc == 0, peer.finish() == .exited(0) else { throw BenchmarkError("the C ping-pong failed") }
-        return LatencySamples(Array(samples[warmup...]))
-    }
-
-    private func measureOurs(_ placement: Placement) async throws -> LatencySamples {
-        let peer = try PeerProcess(mode: "ipc-echo", argument: String(placement.peer))
-        let connection = try await peer.connect()
+    /// The C baseline, the C epoll reference and ours, each with a peer of its own, in turns.
+    private func measure(_ frame: [UInt8], _ placement: Placement) async throws -> (LatencySamples, LatencySamples, LatencySamples) {
+        let cpu = String(placement.peer)
+        let blocking = try PeerProcess(mode: "c-echo", argument: cpu)
+        let eventDriven = try PeerProcess(mode: "c-epoll-echo", argument: cpu)
+        let ipc = try PeerProcess(mode: "ipc-echo", argument: cpu)
+        let connection = try await ipc.connect()
         connection.loop.execute { _ = cbb_run_on_cpu(placement.client) }
         defer { connection.loop.execute { _ = cbb_run_on_cpu(-1) } }
         let client = RoundTripClient(connection: connection)
-        let (iterations, warmup) = (self.iterations, self.warmup)
-        let samples = try await client.measure(iterations: iterations, warmup: warmup)
+        let (perRound, warmupPerRound) = (max(1, iterations / rounds), warmup / rounds)
+        var samples: [[UInt64]] = [[], [], []]
+        for _ in 0..<rounds {
+            samples[0] += try pingPongC(blocking.socket, eventDriven: false, frame, placement, perRound, warmupPerRound)
+            samples[1] += try pingPongC(eventDriven.socket, eventDriven: true, frame, placement, perRound, warmupPerRound)
+            samples[2] += try await client.measure(iterations: perRound, warmup: warmupPerRound)
+        }
         await connection.close()
-        guard case .exited(0) = peer.process.waitForExit() else { throw BenchmarkError("the IPC peer failed") }
-        return LatencySamples(samples)
+        guard blocking.finish() == .exited(0), eventDriven.finish() == .exited(0) else { throw BenchmarkError("a C echo peer failed") }
+        guard case .exited(0) = ipc.process.waitForExit() else { throw BenchmarkError("the IPC peer failed") }
+        return (LatencySamples(samples[0]), LatencySamples(samples[1]), LatencySamples(samples[2]))
+    }
+
+    /// The raw C ping-pong: blocking reads and writes (the baseline), or each side waiting in epoll
+    /// as an event loop does (a reference: what readiness-based waiting alone costs on this machine).
+    /// Pinned here, each time: the task may resume on another thread between rounds.
+    private func pingPongC(_ socket: Int32, eventDriven: Bool, _ frame: [UInt8], _ placement: Placement,
+                           _ count: Int, _ warmup: Int) throws -> [UInt64] {
+        var samples = [UInt64](repeating: 0, count: warmup + count)
+        _ = cbb_run_on_cpu(placement.client)
+        defer { _ = cbb_run_on_cpu(-1) }
+        guard cbb_ping_pong(socket, eventDriven ? 1 : 0, frame, frame.count, Int32(samples.count), &samples) == 0 else {
+            throw BenchmarkError("the C ping-pong failed")
+        }
+        return Array(samples[warmup...])
     }
 }
 
