@@ -13,7 +13,7 @@ struct MessageEnvelope {
 
     init(_ object: JSONObject) {
         for member in object.members {
-            if let field = Field(member.key) { self[field] = member.value }
+            if let field = Field(member.key) { set(field, member.value) }
         }
     }
 
@@ -22,19 +22,15 @@ struct MessageEnvelope {
         var reader = try JSONReader(validating: buffer)
         guard reader.next == UInt8(ascii: "{") else { return nil }
         var unknownKeys: Set<String> = []
-        var envelope = MessageEnvelope()
         try reader.readMembers(depth: 1) { reader, key, keyOffset throws(JSONSyntaxError) in
             let field = Field(key)
-            let isNew = if let field { envelope[field] == nil } else { unknownKeys.insert(key).inserted }
+            let isNew = if let field { !has(field) } else { unknownKeys.insert(key).inserted }
             guard isNew else { throw JSONSyntaxError(kind: .duplicateKey(key), offset: keyOffset) }
             let value = try reader.readValue(depth: 1)
-            if let field { envelope[field] = value }
+            if let field { set(field, value) }
         }
         try reader.expectEnd()
-        self = envelope
     }
-
-    private init() {}
 
     private enum Field {
         case jsonrpc, id, method, params, result, error, fds
@@ -54,28 +50,27 @@ struct MessageEnvelope {
         }
     }
 
-    private subscript(field: Field) -> JSONValue? {
-        get {
-            switch field {
-            case .jsonrpc: jsonrpc
-            case .id: id
-            case .method: method
-            case .params: params
-            case .result: result
-            case .error: error
-            case .fds: fds
-            }
+    private func has(_ field: Field) -> Bool {
+        switch field {
+        case .jsonrpc: jsonrpc != nil
+        case .id: id != nil
+        case .method: method != nil
+        case .params: params != nil
+        case .result: result != nil
+        case .error: error != nil
+        case .fds: fds != nil
         }
-        set {
-            switch field {
-            case .jsonrpc: jsonrpc = newValue
-            case .id: id = newValue
-            case .method: method = newValue
-            case .params: params = newValue
-            case .result: result = newValue
-            case .error: error = newValue
-            case .fds: fds = newValue
-            }
+    }
+
+    private mutating func set(_ field: Field, _ value: JSONValue) {
+        switch field {
+        case .jsonrpc: jsonrpc = value
+        case .id: id = value
+        case .method: method = value
+        case .params: params = value
+        case .result: result = value
+        case .error: error = value
+        case .fds: fds = value
         }
     }
 
