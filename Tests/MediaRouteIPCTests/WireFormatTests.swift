@@ -120,4 +120,32 @@ struct WireFormatTests {
             #expect(error.reason == "\"method\" must be a non-empty string")
         }
     }
+
+    /// A frame is read straight into the message's fields; it must judge exactly as reading the
+    /// whole JSON value first and checking its shape does.
+    @Test func framesAreJudgedAsTheirJSONValueIs() throws {
+        let accepted = [
+            #"{"jsonrpc":"2.0","id":1,"method":"a","params":{"x":[1,{"y":null}]},"fds":0}"#,
+            #"{ "x-extension" : {"jsonrpc":1}, "method" : "n", "jsonrpc" : "2.0" }"#,  // unknown members are dropped
+            #"{"result":{"id":2},"id":"two","jsonrpc":"2.0"}"#,
+            #"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"m"}}"#,
+        ]
+        for text in accepted {
+            let bytes = Array(text.utf8)
+            #expect(try Message.decode(bytes) == Message.decode(json: JSONReader.parse(bytes)), "\(text)")
+        }
+        let refused: [(String, JSONSyntaxError)] = [
+            (#"{"id":1,"jsonrpc":"2.0","id":2}"#, JSONSyntaxError(kind: .duplicateKey("id"), offset: 24)),
+            (#"{"x":1,"jsonrpc":"2.0","x":2}"#, JSONSyntaxError(kind: .duplicateKey("x"), offset: 23)),
+            (#"{"jsonrpc":"2.0","method":"a"} x"#, JSONSyntaxError(kind: .trailingData, offset: 31)),
+            (#"{"jsonrpc":"2.0","params":{"#, JSONSyntaxError(kind: .unexpectedEnd, offset: 27)),
+        ]
+        for (text, error) in refused {
+            #expect(throws: error, "\(text)") { try Message.decode(Array(text.utf8)) }
+            #expect(throws: error, "\(text)") { try JSONReader.parse(Array(text.utf8)) }
+        }
+        #expect(throws: MessageShapeError(reason: "a message must be a JSON object, got a number", id: nil)) {
+            try Message.decode(Array(" 42 ".utf8))
+        }
+    }
 }

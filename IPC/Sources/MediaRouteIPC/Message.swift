@@ -52,6 +52,7 @@ extension Message {
         try JSONReader.withContiguousBytes(body) { buffer throws in try decode(buffer) }
     }
 
+    /// The same, for bytes already in memory.
     public static func decode(_ body: UnsafeBufferPointer<UInt8>) throws -> Message {
         // A message object is read straight into its fields; anything else is read whole, to say what it is.
         if let envelope = try MessageEnvelope(parsing: body) { return try envelope.message() }
