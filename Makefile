@@ -24,7 +24,7 @@ demo: deps
 test: deps
 	@probe=mediaroute-probe-$$$$; ip netns add $$probe 2>/dev/null && ip netns delete $$probe || { \
 	    echo "make test needs root with CAP_SYS_ADMIN: the tests run private Avahi daemons in network namespaces of their own"; exit 1; }
-	IPC/Fuzz/run-fuzzer.sh 20 2>&1 | grep -E '^(Done|stat::|==[0-9]+==ERROR|SUMMARY)' ; test $${PIPESTATUS[0]} -eq 0
+	IPC/Fuzz/run-fuzzer.sh 20 2>&1 | grep -E '^(Done|stat::|==[0-9]+==ERROR|SUMMARY)|error:' ; test $${PIPESTATUS[0]} -eq 0
 	swift build --build-tests
 	@log=$$(mktemp /tmp/mediaroute-test-log.XXXXXX); swift test 2>&1 | tee $$log; status=$${PIPESTATUS[0]}; \
 	if [ $$status -ne 0 ]; then echo; echo "== What failed (repeated from above) =="; \
