@@ -65,9 +65,12 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
     /// Requests we gave up on (cancelled, timed out): their late answers are dropped quietly.
     private var abandoned = Set<RequestID>()
     private var abandonedOrder = Deque<RequestID>()
-    /// Requests from the peer being answered. The task is nil while its handler runs inline, and
-    /// stays nil for a handler that answers without suspending.
-    private var incoming: [RequestID: Task<Void, Never>?] = [:]
+    /// Requests from the peer being answered, with their handlers' tasks.
+    private var incoming: [RequestID: Task<Void, Never>] = [:]
+    /// Handler tasks started but not yet given their first turn on the loop, and whether frames
+    /// read after their requests wait for that (IPC/README.md §3: frames are handled in order).
+    private var handlersAwaitingFirstTurn = 0
+    private var framesHeld = false
     private var closeWaiters: [UnsafeContinuation<RPCError, Never>] = []
 
     private static let readEvents = EPOLLIN.rawValue | EPOLLRDHUP.rawValue
@@ -387,7 +390,7 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
 
     private func readAvailable() {
         // A few reads per wake-up, then back to the loop so one busy peer cannot starve the others.
-        for _ in 0..<8 {
+        for _ in 0..<8 where !framesHeld {
             let result: UnixSocket.ReceiveResult
             do {
                 result = try UnixSocket.receive(fd, into: buffers)
@@ -422,6 +425,10 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
 
     private func processFrames() {
         while closeReason == nil {
+            if handlersAwaitingFirstTurn > 0 {
+                framesHeld = decoder.bufferedByteCount > 0
+                break
+            }
             let body: ArraySlice<UInt8>
             do {
                 guard let frame = try decoder.nextFrame() else { break }
@@ -478,7 +485,7 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
             }
         case .notification(let method, let params, _):
             if method == Self.cancelMethod {
-                if let value = params?["id"], let id = Message.requestID(value) { incoming[id]??.cancel() }
+                if let value = params?["id"], let id = Message.requestID(value) { incoming[id]?.cancel() }
             } else if let handler = handlers.notifications[method] {
                 handler(IncomingNotification(connection: self, method: method, params: params ?? [:], descriptors: descriptors))
             }
@@ -490,15 +497,16 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
         }
     }
 
-    /// Runs the handler at once, on this actor's loop: one that answers without suspending sends
-    /// its reply before the loop next sleeps, with no task switch at all.
-    /// (`Task.immediate(executorPreference:)` would not: it enqueues the task instead of starting it.
-    /// The task is isolated to this actor, so a handler that suspends comes back to this loop.)
+    /// Starts the handler's task preferring this loop, so that what the handler awaits (nonisolated
+    /// functions, resumed continuations) stays on this thread instead of going through the global
+    /// pool. Given a preference, Swift 6.3 enqueues the task rather than running it at once, so the
+    /// frames read after this request wait for its first turn: they are handled in order (§3).
     private func start(_ handler: @escaping RPCHandlers.RequestHandler, _ request: IncomingRequest) {
         let id = request.id
         let method = request.method
-        incoming[id] = .some(nil)
-        let task = Task.immediate { [self] in
+        handlersAwaitingFirstTurn += 1
+        incoming[id] = Task.immediate(executorPreference: loop) { [self] in
+            handlerHadFirstTurn()
             var reply: Message
             var replyDescriptors: [Int32] = []
             do {
@@ -514,10 +522,19 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
             }
             finishIncoming(id, reply, replyDescriptors)
         }
-        if closeReason != nil {
-            task.cancel()  // the handler closed the connection while it ran inline
-        } else if incoming[id] != nil {
-            incoming[id] = task  // still running: keep it for rpc.cancel and close
+    }
+
+    /// Lets the frames held back behind a handler's start go, once every such handler has started.
+    /// They go in a job of their own, after this handler's turn: the loop runs jobs in order.
+    private func handlerHadFirstTurn() {
+        handlersAwaitingFirstTurn -= 1
+        guard handlersAwaitingFirstTurn == 0, framesHeld else { return }
+        framesHeld = false
+        loop.execute { [self] in
+            assumeIsolated { connection in
+                connection.processFrames()
+                if connection.closeReason == nil { connection.readAvailable() }
+            }
         }
     }
 
@@ -620,7 +637,7 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
         let waiters = spaceWaiters
         spaceWaiters.removeAll()
         waiters.forEach { $0.resume(throwing: reason) }
-        incoming.values.forEach { $0?.cancel() }
+        incoming.values.forEach { $0.cancel() }
         incoming.removeAll()
         receivedDescriptors.forEach { _ = Glibc.close($0.fd) }
         receivedDescriptors.removeAll()
