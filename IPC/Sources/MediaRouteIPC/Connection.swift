@@ -65,8 +65,9 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
     /// Requests we gave up on (cancelled, timed out): their late answers are dropped quietly.
     private var abandoned = Set<RequestID>()
     private var abandonedOrder = Deque<RequestID>()
-    /// Requests from the peer being answered, with their handlers' tasks.
-    private var incoming: [RequestID: Task<Void, Never>] = [:]
+    /// Requests from the peer being answered, with their handlers' tasks (nil until `start` has
+    /// the task in hand, and for good if the handler finished before that).
+    private var incoming: [RequestID: Task<Void, Never>?] = [:]
     /// Handler tasks started but not yet given their first turn on the loop, and whether frames
     /// read after their requests wait for that (IPC/README.md §3: frames are handled in order).
     private var handlersAwaitingFirstTurn = 0
@@ -485,7 +486,7 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
             }
         case .notification(let method, let params, _):
             if method == Self.cancelMethod {
-                if let value = params?["id"], let id = Message.requestID(value) { incoming[id]?.cancel() }
+                if let value = params?["id"], let id = Message.requestID(value) { incoming[id]??.cancel() }
             } else if let handler = handlers.notifications[method] {
                 handler(IncomingNotification(connection: self, method: method, params: params ?? [:], descriptors: descriptors))
             }
@@ -505,7 +506,8 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
         let id = request.id
         let method = request.method
         handlersAwaitingFirstTurn += 1
-        incoming[id] = Task.immediate(executorPreference: loop) { [self] in
+        incoming[id] = .some(nil)
+        let task = Task.immediate(executorPreference: loop) { [self] in
             handlerHadFirstTurn()
             var reply: Message
             var replyDescriptors: [Int32] = []
@@ -521,6 +523,12 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
                 reply = .errorResponse(id: id, error: RPCError(.internalError, "\"\(method)\" failed: \(error)"))
             }
             finishIncoming(id, reply, replyDescriptors)
+        }
+        // Written for a runtime that would start the task at once, too.
+        if closeReason != nil {
+            task.cancel()  // the handler closed the connection while it ran
+        } else if incoming[id] != nil {
+            incoming[id] = task  // still running: keep it for rpc.cancel and close
         }
     }
 
@@ -637,7 +645,7 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
         let waiters = spaceWaiters
         spaceWaiters.removeAll()
         waiters.forEach { $0.resume(throwing: reason) }
-        incoming.values.forEach { $0.cancel() }
+        incoming.values.forEach { $0?.cancel() }
         incoming.removeAll()
         receivedDescriptors.forEach { _ = Glibc.close($0.fd) }
         receivedDescriptors.removeAll()
