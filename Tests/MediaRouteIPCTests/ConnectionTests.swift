@@ -164,9 +164,9 @@ struct ConnectionTests {
         await client.close()
     }
 
-    /// A request whose handler does not suspend is answered on the spot, before the loop decodes
-    /// the next frame: a burst of calls and notifications is handled in the order it was sent.
-    @Test func aHandlerThatDoesNotSuspendRunsBeforeTheNextFrame() async throws {
+    /// A request's handler starts before the next frame is handled: a request and a notification
+    /// read at once are handled in the order they were sent (IPC/README.md §3).
+    @Test func aRequestsHandlerStartsBeforeTheNextFrameIsHandled() async throws {
         let order = Mutex<[String]>([])
         var handlers = RPCHandlers()
         handlers.onRequest("first") { _ in
@@ -180,6 +180,45 @@ struct ConnectionTests {
             + FrameEncoder.frame(Message.notification(method: "second", params: nil, descriptorCount: 0).encode()))
         guard case .response(.number(1), _, _)? = try await peer.read() else { throw TestFailure("\"first\" was not answered") }
         #expect(order.withLock { $0 } == ["first", "second"])
+        await connection.close()
+    }
+
+    /// The same for a burst that mixes handlers that suspend, notifications, and a descriptor riding
+    /// on a frame that had to wait: every handler starts in frame order, the descriptor reaches the
+    /// notification that names it, and every request is answered.
+    @Test func aBurstIsHandledInFrameOrderWithItsDescriptors() async throws {
+        let order = Mutex<[String]>([])
+        let received = Mutex<Int32?>(nil)
+        var handlers = RPCHandlers()
+        handlers.onRequest("slow") { request in
+            order.withLock { $0.append("slow \(request.params["n"]?.integerValue ?? -1)") }
+            try await Task.sleep(for: .milliseconds(20))
+            return RPCReply()
+        }
+        handlers.onNotification("note") { notification in
+            order.withLock { $0.append("note \(notification.params["n"]?.integerValue ?? -1)") }
+            if let fd = try? notification.descriptors.take(0) { received.withLock { $0 = fd } }
+        }
+        let (connection, peer) = try await acceptorWithRawPeer(handlers: handlers)
+        var ends: [Int32] = [0, 0]
+        pipe(&ends)
+        defer { close(ends[0]); close(ends[1]) }
+        var burst: [UInt8] = []
+        for n in 0..<3 {
+            burst += FrameEncoder.frame(Message.request(id: .number(Int64(n)), method: "slow", params: ["n": .integer(Int64(n))], descriptorCount: 0).encode())
+            burst += FrameEncoder.frame(Message.notification(method: "note", params: ["n": .integer(Int64(n))], descriptorCount: n == 2 ? 1 : 0).encode())
+        }
+        try peer.write(burst, descriptors: [ends[0]])  // rides on the first byte, claimed by the last frame
+        let answers = try await peer.read(count: 3)
+        let answered: [RequestID] = answers.compactMap { message in
+            guard case .response(let id, _, _) = message else { return nil }
+            return id
+        }
+        #expect(Set(answered) == [.number(0), .number(1), .number(2)])
+        #expect(order.withLock { $0 } == ["slow 0", "note 0", "slow 1", "note 1", "slow 2", "note 2"])
+        let fd = try #require(received.withLock { $0 })
+        #expect(FileIdentity(descriptor: fd) == FileIdentity(descriptor: ends[0]))
+        close(fd)
         await connection.close()
     }
 
