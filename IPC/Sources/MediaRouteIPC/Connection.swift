@@ -384,9 +384,6 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
         if events & EPOLLOUT.rawValue != 0 { flush() }
         guard closeReason == nil else { return }
         if events & (EPOLLIN.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue | EPOLLRDHUP.rawValue) != 0 { readAvailable() }
-        // Answers to what was just read leave now, not after the loop's timers and queued jobs:
-        // the peer's round trip is waiting on them. A burst read at once still leaves in one send.
-        if flushScheduled, closeReason == nil { flush() }
     }
 
     private func readAvailable() {
