@@ -14,7 +14,10 @@ public final class ControlServer: Sendable {
     public static func start(path: String, supervisor: Supervisor, logger: Logger) async throws -> ControlServer {
         let context = ControlContext(supervisor: supervisor, logger: logger, started: .now, socketPath: path)
         let listener = try await UnixListener(path: path, loop: supervisor.loop, onRefused: { logger.warning("\($0)") }) { socket, pid in
-            Task { await ControlClient.serve(socket: socket, pid: pid, context: context) }
+            // On the loop, what `serve` does after the handshake (subscribing the client to route
+            // events) runs before the loop reads the client's first request; on the global pool it
+            // could wait behind a busy machine while the app already works, and miss its events.
+            Task(executorPreference: supervisor.loop) { await ControlClient.serve(socket: socket, pid: pid, context: context) }
         }
         return ControlServer(path: path, listener: listener)
     }
