@@ -21,7 +21,11 @@ uint64_t cbb_now_ns(void) {
 static int make_event_driven(int fd) {
     int ep = epoll_create1(EPOLL_CLOEXEC);
     struct epoll_event event = { .events = EPOLLIN, .data.fd = fd };
-    if (ep < 0 || fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, fd, &event) < 0) return -1;
+    if (ep < 0) return -1;
+    if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, fd, &event) < 0) {
+        close(ep);
+        return -1;
+    }
     return ep;
 }
 

@@ -54,16 +54,16 @@ struct IPCRoundTripBenchmark {
         defer { connection.loop.execute { _ = cbb_run_on_cpu(-1) } }
         let client = RoundTripClient(connection: connection)
         let (perRound, warmupPerRound) = (max(1, iterations / rounds), warmup / rounds)
-        var samples: [[UInt64]] = [[], [], []]
+        var (baselineSamples, eventDrivenSamples, ourSamples): ([UInt64], [UInt64], [UInt64]) = ([], [], [])
         for _ in 0..<rounds {
-            samples[0] += try pingPongC(blocking.socket, eventDriven: false, frame, placement, perRound, warmupPerRound)
-            samples[1] += try pingPongC(eventDriven.socket, eventDriven: true, frame, placement, perRound, warmupPerRound)
-            samples[2] += try await client.measure(iterations: perRound, warmup: warmupPerRound)
+            baselineSamples += try pingPongC(blocking.socket, eventDriven: false, frame, placement, perRound, warmupPerRound)
+            eventDrivenSamples += try pingPongC(eventDriven.socket, eventDriven: true, frame, placement, perRound, warmupPerRound)
+            ourSamples += try await client.measure(iterations: perRound, warmup: warmupPerRound)
         }
         await connection.close()
         guard blocking.finish() == .exited(0), eventDriven.finish() == .exited(0) else { throw BenchmarkError("a C echo peer failed") }
         guard case .exited(0) = ipc.process.waitForExit() else { throw BenchmarkError("the IPC peer failed") }
-        return (LatencySamples(samples[0]), LatencySamples(samples[1]), LatencySamples(samples[2]))
+        return (LatencySamples(baselineSamples), LatencySamples(eventDrivenSamples), LatencySamples(ourSamples))
     }
 
     /// The raw C ping-pong: blocking reads and writes (the baseline), or each side waiting in epoll

@@ -39,8 +39,8 @@ struct DaemonClient {
         try await request(method, params, timeout: timeout).result
     }
 
-    /// The same, for an answer that carries descriptors.
-    func request(_ method: String, _ params: JSONObject? = nil, timeout: Duration = .seconds(120)) async throws -> RPCResponse {
+    /// The same, for an answer that carries descriptors; no `timeout` means the connection's default.
+    func request(_ method: String, _ params: JSONObject? = nil, timeout: Duration? = nil) async throws -> RPCResponse {
         do {
             return try await connection.request(method, params, timeout: timeout)
         } catch let error as RPCError {

@@ -50,8 +50,7 @@ struct StreamCommand: AsyncParsableCommand {
 
         var streams: [(id: String, ring: SampleRing)] = []
         func open(_ format: SampleFormat) async throws -> SampleRing {
-            let response = try await client.request("stream.start", ["route": .string(to), "format": format.json],
-                                                    timeout: client.connection.configuration.defaultRequestTimeout)
+            let response = try await client.request("stream.start", ["route": .string(to), "format": format.json])
             let ring = try SampleRing(descriptors: response.descriptors)
             streams.append((response.result.objectValue?["stream"]?.stringValue ?? "?", ring))
             return ring

@@ -62,11 +62,12 @@ final class AppTestBed: @unchecked Sendable {
         return try #require(route.objectValue?["session"]?.stringValue)
     }
 
-    /// An app observing routes of `protocolID` (and its route changes, if asked), and the route it
-    /// sees once the person discovered and activated `device`.
-    func appWithActiveRoute(_ applicationIdentifier: String = "org.test.app", protocolID: String = "org.test.alpha", device: String = "Den TV",
+    /// An app observing routes of org.test.alpha (and its route changes, if asked), and the route it
+    /// sees once the person discovered and activated "Den TV".
+    func appWithActiveRoute(_ applicationIdentifier: String = "org.test.app",
                             watchingChanges: Bool = false) async throws -> (AVSystemRouteController, AppRecorder, AVSystemRoute) {
-        let controller = controller(applicationIdentifier, protocols: [protocolID])
+        let device = "Den TV"
+        let controller = controller(applicationIdentifier, protocols: ["org.test.alpha"])
         let recorder = AppRecorder()
         #expect(controller.addObserver(recorder))
         if watchingChanges { await recorder.watchChanges(of: controller) }

@@ -10,9 +10,8 @@ import TestSupport
 @Suite("AVSystemRouting: route changes", .timeLimit(.minutes(2)))
 struct RouteChangeTests {
     /// A route with a session playing, and the app watching.
-    private func playing(_ bed: AppTestBed, protocolID: String = "org.test.alpha", device: String = "Den TV")
-        async throws -> (AVSystemRouteController, AppRecorder, AVSystemRouteMediaSession) {
-        let (controller, recorder, route) = try await bed.appWithActiveRoute(protocolID: protocolID, device: device, watchingChanges: true)
+    private func playing(_ bed: AppTestBed) async throws -> (AVSystemRouteController, AppRecorder, AVSystemRouteMediaSession) {
+        let (controller, recorder, route) = try await bed.appWithActiveRoute(watchingChanges: true)
         let session = AVSystemRouteSession(url: URL(string: "http://127.0.0.1:9/film.mp4")!, mode: .player)
         #expect(route.addSession(session))
         let media = try await session.start()

@@ -9,9 +9,9 @@ import TestSupport
 @Suite("Reference protocol: playback, volume, data, and receivers that go away", .serialized, .timeLimit(.minutes(3)))
 struct PlaybackTests {
     /// A receiver (no pairing) in the picker and activated.
-    private func activeReceiver(_ bed: ReferenceTestBed, _ name: String = "Den TV") async throws -> ReceiverProcess {
-        let receiver = try await bed.listedReceiver(name, arguments: ["--auth", "none"])
-        try await bed.activate(name) { _ in nil }
+    private func activeReceiver(_ bed: ReferenceTestBed) async throws -> ReceiverProcess {
+        let receiver = try await bed.listedReceiver(arguments: ["--auth", "none"])
+        try await bed.activate("Den TV") { _ in nil }
         return receiver
     }
 

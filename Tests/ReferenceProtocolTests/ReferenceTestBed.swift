@@ -63,8 +63,9 @@ final class ReferenceTestBed: @unchecked Sendable {
         return receiver
     }
 
-    /// Starts receiver `name` and waits until a picker, opened for that and closed again, lists it.
-    func listedReceiver(_ name: String = "Den TV", arguments: [String]) async throws -> ReceiverProcess {
+    /// Starts receiver "Den TV" and waits until a picker, opened for that and closed again, lists it.
+    func listedReceiver(arguments: [String]) async throws -> ReceiverProcess {
+        let name = "Den TV"
         let view = PickerView()
         let picker = await supervisor.openPicker { view.update($0) }
         let receiver = try await receiver(name, arguments: arguments)
