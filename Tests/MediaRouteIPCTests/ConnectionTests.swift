@@ -183,9 +183,9 @@ struct ConnectionTests {
         await connection.close()
     }
 
-    /// The same for a burst that mixes handlers that suspend, notifications, and a descriptor riding
-    /// on a frame that had to wait: every handler starts in frame order, the descriptor reaches the
-    /// notification that names it, and every request is answered.
+    /// The same for a burst that mixes handlers that suspend, notifications, immediate answers and a
+    /// descriptor riding on a frame that had to wait: every handler starts in frame order, the
+    /// descriptor reaches the notification that names it, and every request is answered.
     @Test func aBurstIsHandledInFrameOrderWithItsDescriptors() async throws {
         let order = Mutex<[String]>([])
         let received = Mutex<Int32?>(nil)
@@ -199,6 +199,10 @@ struct ConnectionTests {
             order.withLock { $0.append("note \(notification.params["n"]?.integerValue ?? -1)") }
             if let fd = try? notification.descriptors.take(0) { received.withLock { $0 = fd } }
         }
+        handlers.onImmediateRequest("now") { request in
+            order.withLock { $0.append("now \(request.params["n"]?.integerValue ?? -1)") }
+            return RPCReply()
+        }
         let (connection, peer) = try await acceptorWithRawPeer(handlers: handlers)
         var ends: [Int32] = [0, 0]
         pipe(&ends)
@@ -207,15 +211,16 @@ struct ConnectionTests {
         for n in 0..<3 {
             burst += FrameEncoder.frame(Message.request(id: .number(Int64(n)), method: "slow", params: ["n": .integer(Int64(n))], descriptorCount: 0).encode())
             burst += FrameEncoder.frame(Message.notification(method: "note", params: ["n": .integer(Int64(n))], descriptorCount: n == 2 ? 1 : 0).encode())
+            burst += FrameEncoder.frame(Message.request(id: .number(Int64(10 + n)), method: "now", params: ["n": .integer(Int64(n))], descriptorCount: 0).encode())
         }
         try peer.write(burst, descriptors: [ends[0]])  // rides on the first byte, claimed by the last frame
-        let answers = try await peer.read(count: 3)
+        let answers = try await peer.read(count: 6)
         let answered: [RequestID] = answers.compactMap { message in
             guard case .response(let id, _, _) = message else { return nil }
             return id
         }
-        #expect(Set(answered) == [.number(0), .number(1), .number(2)])
-        #expect(order.withLock { $0 } == ["slow 0", "note 0", "slow 1", "note 1", "slow 2", "note 2"])
+        #expect(Set(answered) == [.number(0), .number(1), .number(2), .number(10), .number(11), .number(12)])
+        #expect(order.withLock { $0 } == ["slow 0", "note 0", "now 0", "slow 1", "note 1", "now 1", "slow 2", "note 2", "now 2"])
         let fd = try #require(received.withLock { $0 })
         #expect(FileIdentity(descriptor: fd) == FileIdentity(descriptor: ends[0]))
         close(fd)
@@ -273,10 +278,30 @@ struct ConnectionTests {
         try await waitUntil { cancelled.count == 3 }
     }
 
-    @Test func descriptorsTravelBothWaysWithoutLeaking() async throws {
+    /// Immediate handlers run on the loop thread as the frame is read, outside any task, and what
+    /// they throw reaches the caller as a task-run handler's would.
+    @Test func immediateHandlersAnswerOnTheLoopAndTheirErrorsKeepTheirCodes() async throws {
+        var handlers = RPCHandlers()
+        handlers.onImmediateRequest("where") { request in
+            let inTask = withUnsafeCurrentTask { $0 != nil }
+            return RPCReply(["loop": .bool(request.connection.loop.inLoopThread), "task": .bool(inTask)])
+        }
+        handlers.onImmediateRequest("refuse") { _ in throw RPCError(.invalidParams, "\"x\" must be a number") }
+        handlers.onImmediateRequest("break") { _ in throw TestFailure("disk on fire") }
+        let (server, client) = try await connectedPair(serverHandlers: handlers)
+        #expect(try await client.request("where").result == ["loop": true, "task": false])
+        await #expect(throws: RPCError(.invalidParams, "\"x\" must be a number")) { try await client.request("refuse") }
+        await #expect(throws: RPCError(.internalError, "\"break\" failed: disk on fire")) { try await client.request("break") }
+        #expect(await server.closeReason == nil)
+        await server.close()
+        await client.close()
+    }
+
+    @Test(arguments: [false, true])
+    func descriptorsTravelBothWaysWithoutLeaking(answeredImmediately: Bool) async throws {
         var handlers = RPCHandlers()
         // Writes a greeting into the pipe it is given, then answers with a new pipe's read end.
-        handlers.onRequest("pipe.greet") { request in
+        let greet: RPCHandlers.ImmediateRequestHandler = { request in
             let fd = try request.descriptors.take(0)
             defer { close(fd) }
             let text = request.params["text"]?.stringValue ?? ""
@@ -286,6 +311,11 @@ struct ConnectionTests {
             _ = write(ends[1], "back", 4)
             close(ends[1])
             return RPCReply(["pipe": 0], descriptors: [ends[0]])  // the reply owns and closes it
+        }
+        if answeredImmediately {
+            handlers.onImmediateRequest("pipe.greet", greet)
+        } else {
+            handlers.onRequest("pipe.greet") { try greet($0) }
         }
         let (server, client) = try await connectedPair(serverHandlers: handlers)
         for i in 0..<50 {

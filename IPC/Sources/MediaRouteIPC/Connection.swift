@@ -476,8 +476,12 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
                 report(RPCError(.duplicateRequestID, "\(label) reused request id \(id) while that request is still in progress"), replyTo: id)
             } else if incoming.count >= configuration.maximumConcurrentIncomingRequests {
                 report(RPCError(.overloaded, "\(label) has more than \(configuration.maximumConcurrentIncomingRequests) requests in progress; wait for answers before sending more"), replyTo: id)
-            } else if let handler = handlers.requests[method] {
-                start(handler, IncomingRequest(connection: self, id: id, method: method, params: params ?? [:], descriptors: descriptors))
+            } else if let answering = handlers.requests[method] {
+                let request = IncomingRequest(connection: self, id: id, method: method, params: params ?? [:], descriptors: descriptors)
+                switch answering {
+                case .immediately(let handler): send(Self.answer(to: request, Result { try handler(request) }))
+                case .inTask(let handler): start(handler, request)
+                }
             } else {
                 try? enqueue(.errorResponse(id: id, error: .methodNotFound(method)), descriptors: [])
             }
@@ -501,25 +505,22 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
     /// frames read after this request wait for its first turn: they are handled in order (§3).
     private func start(_ handler: @escaping RPCHandlers.RequestHandler, _ request: IncomingRequest) {
         let id = request.id
-        let method = request.method
         handlersAwaitingFirstTurn += 1
         incoming[id] = .some(nil)
         let task = Task.immediate(executorPreference: loop) { [self] in
             handlerHadFirstTurn()
-            var reply: Message
-            var replyDescriptors: [Int32] = []
+            let outcome: Result<RPCReply, any Error>
             do {
-                let answer = try await handler(request)
-                reply = .response(id: id, result: answer.result, descriptorCount: answer.descriptors.count)
-                replyDescriptors = answer.descriptors
-            } catch let error as RPCError {
-                reply = .errorResponse(id: id, error: error)
-            } catch is CancellationError {
-                reply = .errorResponse(id: id, error: RPCError(.requestCancelled, "\"\(method)\" was cancelled"))
+                outcome = .success(try await handler(request))
             } catch {
-                reply = .errorResponse(id: id, error: RPCError(.internalError, "\"\(method)\" failed: \(error)"))
+                outcome = .failure(error)
             }
-            finishIncoming(id, reply, replyDescriptors)
+            let answer = Self.answer(to: request, outcome)
+            guard incoming.removeValue(forKey: id) != nil else {
+                answer.descriptors.forEach { _ = Glibc.close($0) }
+                return
+            }
+            send(answer)
         }
         // Written for a runtime that would start the task at once, too.
         if closeReason != nil {
@@ -543,15 +544,29 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
         }
     }
 
-    private func finishIncoming(_ id: RequestID, _ reply: Message, _ descriptors: [Int32]) {
-        guard incoming.removeValue(forKey: id) != nil, closeReason == nil else {
-            descriptors.forEach { _ = Glibc.close($0) }
-            return
+    /// The message that answers `request`, made of what its handler returned or threw.
+    private typealias Answer = (id: RequestID, message: Message, descriptors: [Int32])
+
+    private static func answer(to request: IncomingRequest, _ outcome: Result<RPCReply, any Error>) -> Answer {
+        let (id, method) = (request.id, request.method)
+        switch outcome {
+        case .success(let reply):
+            return (id, .response(id: id, result: reply.result, descriptorCount: reply.descriptors.count), reply.descriptors)
+        case .failure(let error as RPCError):
+            return (id, .errorResponse(id: id, error: error), [])
+        case .failure(is CancellationError):
+            return (id, .errorResponse(id: id, error: RPCError(.requestCancelled, "\"\(method)\" was cancelled")), [])
+        case .failure(let error):
+            return (id, .errorResponse(id: id, error: RPCError(.internalError, "\"\(method)\" failed: \(error)")), [])
         }
+    }
+
+    /// Sends an answer, or an error in its place when it cannot go (too large, bad descriptors).
+    private func send(_ answer: Answer) {
         do {
-            try enqueue(reply, descriptors: descriptors, owned: true)
+            try enqueue(answer.message, descriptors: answer.descriptors, owned: true)
         } catch {
-            try? enqueue(.errorResponse(id: id, error: error), descriptors: [])
+            try? enqueue(.errorResponse(id: answer.id, error: error), descriptors: [])
         }
     }
 

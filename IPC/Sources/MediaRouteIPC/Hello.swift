@@ -108,14 +108,24 @@ public struct RPCHandlers: Sendable {
     /// Runs on the connection's loop (`nonisolated(nonsending)`): a handler that calls an actor on
     /// the same loop, as the supervisor is, never leaves the thread.
     public typealias RequestHandler = nonisolated(nonsending) @Sendable (IncomingRequest) async throws -> RPCReply
+    /// Answers on the loop thread as the request is read, with no task of its own: for answers
+    /// that need no waiting (a lookup, an echo). A task costs about as much as the rest of a
+    /// round trip's processing. Keep it short: the connection reads nothing else meanwhile.
+    public typealias ImmediateRequestHandler = @Sendable (IncomingRequest) throws -> RPCReply
     /// Runs on the loop thread, in arrival order; keep it short or start a task.
     public typealias NotificationHandler = @Sendable (IncomingNotification) -> Void
 
-    public var requests: [String: RequestHandler] = [:]
-    public var notifications: [String: NotificationHandler] = [:]
+    enum Answering: Sendable {
+        case immediately(ImmediateRequestHandler)
+        case inTask(RequestHandler)
+    }
+
+    private(set) var requests: [String: Answering] = [:]
+    public private(set) var notifications: [String: NotificationHandler] = [:]
 
     public init() {}
 
-    public mutating func onRequest(_ method: String, _ handler: @escaping RequestHandler) { requests[method] = handler }
+    public mutating func onRequest(_ method: String, _ handler: @escaping RequestHandler) { requests[method] = .inTask(handler) }
+    public mutating func onImmediateRequest(_ method: String, _ handler: @escaping ImmediateRequestHandler) { requests[method] = .immediately(handler) }
     public mutating func onNotification(_ method: String, _ handler: @escaping NotificationHandler) { notifications[method] = handler }
 }
