@@ -320,7 +320,7 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
     }
 
     public nonisolated func flushBeforeSleep() {
-        assumeIsolated { $0.flush() }
+        onLoop(Self.flushEntry, 0)
     }
 
     private func flush() {
@@ -377,7 +377,25 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
     // MARK: Input
 
     public nonisolated func handleIOEvents(_ events: UInt32) {
-        assumeIsolated { $0.onIOEvents(events) }
+        onLoop(Self.ioEventsEntry, events)
+    }
+
+    // The loop calls these for every message. `assumeIsolated` would make the same check, then
+    // allocate twice (`withoutActuallyEscaping` boxes its closure). Entry points stored as escaping
+    // closures in a struct need no box, and a struct casts without reabstracting its function.
+    // The cast drops only `isolated`, as `assumeIsolated`'s own does.
+    private struct LoopEntry: Sendable {
+        let call: @Sendable (isolated Connection, _ events: UInt32) -> Void
+    }
+    private struct UncheckedEntry {
+        let call: @Sendable (Connection, _ events: UInt32) -> Void
+    }
+    private static let ioEventsEntry = LoopEntry { $0.onIOEvents($1) }
+    private static let flushEntry = LoopEntry { connection, _ in connection.flush() }
+
+    private nonisolated func onLoop(_ entry: LoopEntry, _ events: UInt32) {
+        loop.checkIsolated()
+        unsafeBitCast(entry, to: UncheckedEntry.self).call(self, events)
     }
 
     private func onIOEvents(_ events: UInt32) {
@@ -453,6 +471,10 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
             guard receivedDescriptors.count >= wanted else {
                 protocolFailure(RPCError(.descriptorMismatch, "\(label) sent a message naming \(wanted) file descriptors, but its frame carried \(receivedDescriptors.count)"))
                 return
+            }
+            guard wanted > 0 else {
+                handle(message, descriptors: .none)
+                continue
             }
             var descriptors: [Int32] = []
             for _ in 0..<wanted { descriptors.append(receivedDescriptors.removeFirst().fd) }
