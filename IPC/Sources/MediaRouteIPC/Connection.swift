@@ -136,11 +136,17 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
         try await waitForOutgoingSpace()
         let id = makeRequestID()
         let timeout = timeout ?? configuration.defaultRequestTimeout
-        let loop = self.loop
         // A resumed continuation goes to the task's executor preference, or else to the global
         // pool and only then back here: preferring the loop keeps the answer on this thread.
-        return try await withTaskExecutorPreference(loop) {
-          try await withTaskCancellationHandler {
+        // Tasks that live on the loop (handlers, the supervisor's) prefer it already.
+        let prefersLoop = withUnsafeCurrentTask { $0?.unownedTaskExecutor == loop.asUnownedTaskExecutor() }
+        if prefersLoop { return try await exchange(id, method, params, descriptors, timeout) }
+        return try await withTaskExecutorPreference(loop) { try await exchange(id, method, params, descriptors, timeout) }
+    }
+
+    /// Sends request `id` and waits for its answer, its timeout or the task's cancellation.
+    private func exchange(_ id: RequestID, _ method: String, _ params: JSONObject?, _ descriptors: [Int32], _ timeout: Duration) async throws -> RPCResponse {
+        try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<RPCResponse, Error>) in
                 do {
                     try enqueue(.request(id: id, method: method, params: params, descriptorCount: descriptors.count), descriptors: descriptors)
@@ -154,9 +160,8 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
                 // Cancelled before the request was pending: the cancellation handler found nothing to abandon.
                 if Task.isCancelled { abandon(id, because: CancellationError()) }
             }
-          } onCancel: {
+        } onCancel: {
             loop.execute { self.assumeIsolated { $0.abandon(id, because: CancellationError()) } }
-          }
         }
     }
 
