@@ -30,9 +30,10 @@ enum BenchmarkPeer {
     private static func serve() async throws {
         let received = Counter()
         var handlers = RPCHandlers()
-        handlers.onRequest("echo") { RPCReply(.object($0.params)) }
+        handlers.onImmediateRequest("echo") { RPCReply(.object($0.params)) }
+        handlers.onRequest("echo.task") { RPCReply(.object($0.params)) }
         handlers.onNotification("sample") { _ in received.increment() }
-        handlers.onRequest("drain") { _ in RPCReply(.integer(Int64(received.value))) }
+        handlers.onImmediateRequest("drain") { _ in RPCReply(.integer(Int64(received.value))) }
         // The consumer's end of a ring: read everything (copying each record out, as an encoder
         // would) until `bytes` have come, on a thread of its own.
         handlers.onRequest("ring.consume") { request in
