@@ -231,6 +231,7 @@ public final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable 
     }
 
     private func runDueTimers() {
+        guard !timers.isEmpty else { return }
         let now = Self.now()
         while let first = timers.min, first.deadline <= now {
             _ = timers.removeMin()
