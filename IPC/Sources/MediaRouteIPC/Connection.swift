@@ -571,9 +571,10 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
         }
     }
 
-    /// The message that answers `request`, made of what its handler returned or threw.
+    /// What goes back for one request: its id, the message, and the descriptors the message owns.
     private typealias Answer = (id: RequestID, message: Message, descriptors: [Int32])
 
+    /// The answer to `request`, made of what its handler returned or threw.
     private static func answer(to request: IncomingRequest, _ outcome: Result<RPCReply, any Error>) -> Answer {
         let (id, method) = (request.id, request.method)
         switch outcome {
