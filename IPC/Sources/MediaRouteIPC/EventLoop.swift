@@ -32,13 +32,14 @@ public final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable 
     private let isRunning = Atomic<Bool>(true)
     private let threadID = Atomic<UInt>(0)
 
-    // Loop-thread state: touched only from the loop's own thread.
-    private var handlers: [Int32: any EventLoopIOHandler] = [:]
-    private var timers = Heap<TimerEntry>()
-    private var timerActions: [UInt64: () -> Void] = [:]
-    private var nextTimerID: UInt64 = 1
-    private var flushables: [any EventLoopFlushable] = []
-    private var flushing: [any EventLoopFlushable] = []
+    // Loop-thread state: touched only from the loop's own thread, never by overlapping accesses,
+    // so without the run-time exclusivity check (as `Connection`'s per-message state).
+    @exclusivity(unchecked) private var handlers: [Int32: any EventLoopIOHandler] = [:]
+    @exclusivity(unchecked) private var timers = Heap<TimerEntry>()
+    @exclusivity(unchecked) private var timerActions: [UInt64: () -> Void] = [:]
+    @exclusivity(unchecked) private var nextTimerID: UInt64 = 1
+    @exclusivity(unchecked) private var flushables: [any EventLoopFlushable] = []
+    @exclusivity(unchecked) private var flushing: [any EventLoopFlushable] = []
 
     private enum Work {
         case job(UnownedJob)
