@@ -1,3 +1,4 @@
+import CLinuxHelpers
 import Foundation
 import MediaRouteIPC
 
@@ -9,6 +10,9 @@ public final class PrivateBus: @unchecked Sendable {
     public let directory: URL
     public let address: String
     private let process: ChildProcess
+    /// The read end of the daemon's standard output, open until `stop` so that it never writes
+    /// into a closed pipe.
+    private let output: Int32
     private var stopped = false
 
     public init(kind: Kind = .system) throws {
@@ -26,16 +30,39 @@ public final class PrivateBus: @unchecked Sendable {
         """.write(to: config, atomically: true, encoding: .utf8)
         let devNull = open("/dev/null", O_WRONLY | O_CLOEXEC)
         defer { close(devNull) }
-        process = try ChildProcess(executable: "/usr/bin/dbus-daemon",
-                                   arguments: ["--config-file=\(config.path)", "--nofork", "--nopidfile"],
-                                   standardOutput: devNull, standardError: devNull)
-        let deadline = Date().addingTimeInterval(5)
-        while !FileManager.default.fileExists(atPath: socket) {
-            guard process.exitIfEnded() == nil, Date() < deadline else {
-                stop()
-                throw PrivateDaemonError("dbus-daemon did not create \(socket) within 5 s")
-            }
-            usleep(10_000)
+        var ends: [Int32] = [0, 0]
+        guard clh_pipe_cloexec(&ends) == 0 else { throw PrivateDaemonError("cannot make a pipe for dbus-daemon: errno \(errno)") }
+        output = ends[0]
+        do {
+            process = try ChildProcess(executable: "/usr/bin/dbus-daemon",
+                                       arguments: ["--config-file=\(config.path)", "--nofork", "--nopidfile", "--print-address"],
+                                       standardOutput: ends[1], standardError: devNull)
+        } catch {
+            close(ends[0])
+            close(ends[1])
+            throw error
+        }
+        close(ends[1])
+        // The daemon prints its address once it listens. Its socket file appears earlier, at
+        // bind(): a client connecting between the two is refused.
+        guard Self.readLine(from: output, within: 5_000) != nil else {
+            stop()
+            throw PrivateDaemonError("dbus-daemon did not print its address within 5 s (listening on \(socket))")
+        }
+    }
+
+    /// One line from `fd`, or nil if none came within `milliseconds` or the writer closed first.
+    private static func readLine(from fd: Int32, within milliseconds: Int) -> String? {
+        var line: [UInt8] = []
+        let deadline = Date().addingTimeInterval(Double(milliseconds) / 1000)
+        while true {
+            var ready = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let left = Int32(max(0, deadline.timeIntervalSinceNow * 1000))
+            guard poll(&ready, 1, left) > 0 else { return nil }
+            var byte: UInt8 = 0
+            guard read(fd, &byte, 1) == 1 else { return nil }
+            if byte == UInt8(ascii: "\n") { return String(decoding: line, as: UTF8.self) }
+            line.append(byte)
         }
     }
 
@@ -47,6 +74,7 @@ public final class PrivateBus: @unchecked Sendable {
         stopped = true
         kill(process.pid, SIGTERM)
         _ = process.waitForExit()
+        close(output)
         try? FileManager.default.removeItem(at: directory)
     }
 
