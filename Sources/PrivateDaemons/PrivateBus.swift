@@ -45,24 +45,23 @@ public final class PrivateBus: @unchecked Sendable {
         close(ends[1])
         // The daemon prints its address once it listens. Its socket file appears earlier, at
         // bind(): a client connecting between the two is refused.
-        guard Self.readLine(from: output, within: 5_000) != nil else {
+        guard Self.waitForLine(from: output, within: 5_000) else {
             stop()
             throw PrivateDaemonError("dbus-daemon did not print its address within 5 s (listening on \(socket))")
         }
     }
 
-    /// One line from `fd`, or nil if none came within `milliseconds` or the writer closed first.
-    private static func readLine(from fd: Int32, within milliseconds: Int) -> String? {
-        var line: [UInt8] = []
+    /// True once a whole line has come from `fd`; false if none came within `milliseconds` or the
+    /// writer closed first.
+    private static func waitForLine(from fd: Int32, within milliseconds: Int) -> Bool {
         let deadline = Date().addingTimeInterval(Double(milliseconds) / 1000)
         while true {
             var ready = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             let left = Int32(max(0, deadline.timeIntervalSinceNow * 1000))
-            guard poll(&ready, 1, left) > 0 else { return nil }
+            guard poll(&ready, 1, left) > 0 else { return false }
             var byte: UInt8 = 0
-            guard read(fd, &byte, 1) == 1 else { return nil }
-            if byte == UInt8(ascii: "\n") { return String(decoding: line, as: UTF8.self) }
-            line.append(byte)
+            guard read(fd, &byte, 1) == 1 else { return false }
+            if byte == UInt8(ascii: "\n") { return true }
         }
     }
 

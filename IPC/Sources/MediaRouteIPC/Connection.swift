@@ -19,7 +19,8 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
 
     // State touched for every message is `@exclusivity(unchecked)`: only the loop thread touches
     // it (actor isolation says so), and no access overlaps another, so the run-time check each
-    // access would make (a thread-local lookup and a set insert, 3% of a round trip) buys nothing.
+    // access would make (a thread-local lookup and a set insert) buys nothing; it cost a tenth of a
+    // round trip between two connections on one loop.
     private enum State { case handshaking, open, closed(RPCError) }
     @exclusivity(unchecked) private var state = State.handshaking
     /// Set while `close` runs, so its last flush cannot start another close.
