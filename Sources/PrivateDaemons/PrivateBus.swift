@@ -21,27 +21,28 @@ public final class PrivateBus: @unchecked Sendable {
         let socket = directory.appendingPathComponent("bus.sock").path
         address = "unix:path=\(socket)"
         let config = directory.appendingPathComponent("bus.conf")
-        try """
-        <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
-         "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-        <busconfig><type>\(kind.rawValue)</type><listen>\(address)</listen><auth>EXTERNAL</auth>
-        <policy context="default"><allow user="*"/><allow own="*"/><allow send_destination="*"/>
-        <allow receive_sender="*"/></policy></busconfig>
-        """.write(to: config, atomically: true, encoding: .utf8)
-        let devNull = open("/dev/null", O_WRONLY | O_CLOEXEC)
-        defer { close(devNull) }
-        var ends: [Int32] = [0, 0]
-        guard clh_pipe_cloexec(&ends) == 0 else { throw PrivateDaemonError("cannot make a pipe for dbus-daemon: errno \(errno)") }
-        output = ends[0]
+        var ends: [Int32] = [-1, -1]
         do {
+            try """
+            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+            <busconfig><type>\(kind.rawValue)</type><listen>\(address)</listen><auth>EXTERNAL</auth>
+            <policy context="default"><allow user="*"/><allow own="*"/><allow send_destination="*"/>
+            <allow receive_sender="*"/></policy></busconfig>
+            """.write(to: config, atomically: true, encoding: .utf8)
+            guard clh_pipe_cloexec(&ends) == 0 else { throw PrivateDaemonError("cannot make a pipe for dbus-daemon: errno \(errno)") }
+            let devNull = open("/dev/null", O_WRONLY | O_CLOEXEC)
+            defer { close(devNull) }
             process = try ChildProcess(executable: "/usr/bin/dbus-daemon",
                                        arguments: ["--config-file=\(config.path)", "--nofork", "--nopidfile", "--print-address"],
                                        standardOutput: ends[1], standardError: devNull)
         } catch {
-            close(ends[0])
-            close(ends[1])
+            // Nothing started: leave nothing behind either.
+            ends.filter { $0 >= 0 }.forEach { close($0) }
+            try? FileManager.default.removeItem(at: directory)
             throw error
         }
+        output = ends[0]
         close(ends[1])
         // The daemon prints its address once it listens. Its socket file appears earlier, at
         // bind(): a client connecting between the two is refused.
