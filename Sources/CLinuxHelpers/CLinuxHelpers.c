@@ -3,6 +3,7 @@
 #include "CLinuxHelpers.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -63,3 +64,5 @@ int clh_peer_credentials(int fd, uid_t *uid, pid_t *pid) {
     *pid = cred.pid;
     return 0;
 }
+
+void clh_release_free_memory(void) { (void)malloc_trim(0); }

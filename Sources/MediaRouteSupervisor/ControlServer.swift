@@ -11,13 +11,30 @@ public final class ControlServer: Sendable {
     public let path: String
     private let listener: UnixListener
 
-    public static func start(path: String, supervisor: Supervisor, logger: Logger) async throws -> ControlServer {
+    /// Connections one user may hold open at once, by default: far more than apps and CLIs use,
+    /// few enough that a runaway or hostile program of that user cannot exhaust the daemon.
+    public static let defaultConnectionsPerUser = 128
+
+    public static func start(path: String, supervisor: Supervisor, logger: Logger,
+                             connectionsPerUser: Int = defaultConnectionsPerUser) async throws -> ControlServer {
         let context = ControlContext(supervisor: supervisor, logger: logger, started: .now, socketPath: path)
-        let listener = try await UnixListener(path: path, loop: supervisor.loop, onRefused: { logger.warning("\($0)") }) { socket, pid in
+        let census = ConnectionCensus(limit: connectionsPerUser)
+        let trim = HeapTrim(loop: supervisor.loop)
+        let listener = try await UnixListener(path: path, loop: supervisor.loop, onRefused: { logger.warning("\($0)") }) { socket, peer in
+            guard census.admit(peer.uid) else {
+                let refusal = RPCError(.overloaded, "user \(peer.uid) already has \(census.limit) connections open to mediarouted, its limit; close some and try again")
+                logger.warning("refused a connection from pid \(peer.pid): \(refusal.message)")
+                UnixListener.refuse(socket, with: refusal)
+                return
+            }
             // On the loop, what `serve` does after the handshake (subscribing the client to route
             // events) runs before the loop reads the client's first request; on the global pool it
             // could wait behind a busy machine while the app already works, and miss its events.
-            Task(executorPreference: supervisor.loop) { await ControlClient.serve(socket: socket, pid: pid, context: context) }
+            Task(executorPreference: supervisor.loop) {
+                await ControlClient.serve(socket: socket, pid: peer.pid, context: context)
+                census.leave(peer.uid)
+                trim.soon()
+            }
         }
         return ControlServer(path: path, listener: listener)
     }

@@ -24,7 +24,11 @@ struct Mediarouted: AsyncParsableCommand {
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "info"
 
+    @Option(name: .customLong("connections-per-user"), help: "Control-socket connections one user may hold open at once; more are refused with a sentence.")
+    var connectionsPerUser: Int = ControlServer.defaultConnectionsPerUser
+
     func validate() throws {
+        guard connectionsPerUser >= 1 else { throw ValidationError("--connections-per-user must be 1 or more, not \(connectionsPerUser)") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown log level \"\(logLevel)\"; use trace, debug, info, notice, warning, error or critical") }
         if directories.isEmpty { throw ValidationError("no drivers directory: pass --drivers-dir DIR or set MEDIAROUTE_DRIVERS_DIRS") }
         for directory in directories {
@@ -61,7 +65,7 @@ struct Mediarouted: AsyncParsableCommand {
         let path = socket ?? SocketLocation.defaultPath
         let server: ControlServer
         do {
-            server = try await ControlServer.start(path: path, supervisor: supervisor, logger: logger)
+            server = try await ControlServer.start(path: path, supervisor: supervisor, logger: logger, connectionsPerUser: connectionsPerUser)
         } catch {
             throw ValidationError("cannot listen on \(path): \(error)")
         }

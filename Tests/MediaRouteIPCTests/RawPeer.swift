@@ -96,12 +96,14 @@ import Synchronization
 
 /// An acceptor connection (the supervisor side) on one end of a socketpair and a raw peer on the other.
 func acceptorWithRawPeer(policy: ViolationPolicy = .reply, maximumFrameLength: Int = FrameDecoder.defaultMaximumFrameLength,
-                         handlers: RPCHandlers = echoHandlers(), violations: ViolationLog = ViolationLog()) async throws -> (Connection, RawPeer) {
+                         handlers: RPCHandlers = echoHandlers(), violations: ViolationLog = ViolationLog(),
+                         configure: (inout ConnectionConfiguration) -> Void = { _ in }) async throws -> (Connection, RawPeer) {
     let (a, b) = try UnixSocket.pair()
     var configuration = ConnectionConfiguration(label: "test peer")
     configuration.violationPolicy = policy
     configuration.maximumFrameLength = maximumFrameLength
     configuration.onProtocolViolation = { violations.record($0) }
+    configure(&configuration)
     let peer = RawPeer(fd: b)
     async let connection = Connection.open(socket: a, hello: Hello(role: .supervisor, name: "supervisor"),
                                            side: .acceptor(acceptingRoles: [.driver]), configuration: configuration, handlers: handlers)

@@ -19,14 +19,21 @@ public final class DaemonHarness: @unchecked Sendable {
         try await withTearDown { try await body(harness) } tearDown: { await harness.tearDown() }
     }
 
-    /// Starts the daemon and waits until its socket answers.
-    public func start() async throws {
+    /// Starts the daemon (with `arguments` after the usual ones) and waits until its socket answers.
+    public func start(_ arguments: [String] = []) async throws {
         let log = open(drivers.root + "/daemon.log", O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
         defer { close(log) }
         daemon = try ChildProcess(executable: Self.binary("mediarouted"),
-                                  arguments: ["--drivers-dir", drivers.drivers, "--state-dir", drivers.state, "--socket", socket],
+                                  arguments: ["--drivers-dir", drivers.drivers, "--state-dir", drivers.state, "--socket", socket] + arguments,
                                   standardOutput: log, standardError: log)
         try await waitUntil("daemon socket") { (try? UnixSocket.connect(path: self.socket)).map { close($0); return true } ?? false }
+    }
+
+    /// The daemon's resident memory, in KiB.
+    public var residentKiB: Int? {
+        guard let daemon, let status = try? String(contentsOfFile: "/proc/\(daemon.pid)/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }) else { return nil }
+        return line.split(separator: " ").dropFirst().first.flatMap { Int($0) }
     }
 
     public var log: String { (try? String(contentsOfFile: drivers.root + "/daemon.log", encoding: .utf8)) ?? "" }

@@ -37,7 +37,9 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
 
     // Reading
     @exclusivity(unchecked) private var decoder: FrameDecoder
-    private let buffers = UnixSocket.ReceiveBuffers(byteCount: 64 * 1024)
+    /// The frame the peer began and has not finished, by its stream offset, and the timer that
+    /// ends the connection if it stays unfinished (a peer may not pin a buffer by going quiet).
+    private var unfinishedFrame: (timer: EventLoop.TimerHandle, offset: Int)?
     /// Descriptors received but not yet claimed by a frame, with the stream offset where the read
     /// that brought them ended: a frame starting before that offset must claim them.
     @exclusivity(unchecked) private var receivedDescriptors = Deque<(fd: Int32, arrivalEnd: Int)>()
@@ -52,6 +54,12 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
     @exclusivity(unchecked) private var flushScheduled = false
     @exclusivity(unchecked) private var wantsWritable = false
     private var spaceWaiters: [UnsafeContinuation<Void, Error>] = []
+    /// Set while the unsent output is over the bound: nothing more is read from the peer (so it
+    /// cannot make this side answer more) until it takes what waits. See `pauseReading`.
+    @exclusivity(unchecked) private var readingPaused = false
+    /// Bytes written since the connection opened: how a stall is told from a slow reader.
+    @exclusivity(unchecked) private var bytesWritten = 0
+    private var stallTimer: EventLoop.TimerHandle?
 
     // Requests
     private struct Pending {
@@ -181,10 +189,6 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
     public nonisolated func post(_ method: String, _ params: JSONObject? = nil) {
         loop.execute { [self] in
             assumeIsolated { connection in
-                guard connection.unsentByteCount < 4 * connection.configuration.outgoingHighWater else {
-                    connection.protocolFailure(RPCError(.overloaded, "\(connection.label) stopped reading: \(connection.unsentByteCount) bytes are waiting to be sent to it"))
-                    return
-                }
                 try? connection.enqueue(.notification(method: method, params: params, descriptorCount: 0), descriptors: [])
             }
         }
@@ -322,11 +326,22 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
             }
             outDescriptors.append((offset: start, fds: duplicates))
         }
+        if unsentByteCount > hardOutgoingLimit {
+            // Only posts and answers get here (requests and notifications wait for space): the
+            // peer stopped reading while this side had to speak. Nothing is replied: it would not be read.
+            let reason = RPCError(.overloaded, "\(label) stopped reading: \(unsentByteCount) bytes were waiting to be sent to it, over the \(hardOutgoingLimit)-byte limit")
+            configuration.onProtocolViolation?(reason)
+            close(reason: reason)
+            throw reason
+        }
         if !flushScheduled {
             flushScheduled = true
             loop.scheduleFlush(self)
         }
     }
+
+    /// Unsent output past which the connection is dropped: four times the bound at which senders wait.
+    private var hardOutgoingLimit: Int { 4 * configuration.outgoingHighWater }
 
     public nonisolated func flushBeforeSleep() {
         onLoop(Self.flushEntry, 0)
@@ -355,12 +370,18 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
                 if !closing {
                     let errno = (error as? IPCSystemError)?.errno
                     let peerLeft = errno == .brokenPipe || errno == .connectionReset
-                    close(reason: RPCError(.connectionClosed, peerLeft ? "\(label) closed the connection" : "cannot write to \(label): \(error)"))
+                    // A peer that hung up may have said why first (a refusal before the handshake):
+                    // read its last words, which close the connection with their own reason.
+                    if peerLeft && !readingPaused { readAvailable() }
+                    if closeReason == nil {
+                        close(reason: RPCError(.connectionClosed, peerLeft ? "\(label) closed the connection" : "cannot write to \(label): \(error)"))
+                    }
                 }
                 return
             }
             guard let written else {
                 setWritableInterest(true)
+                if readingPaused { resumeReadingIfRoom() }
                 return
             }
             if !attached.isEmpty && written > 0 {
@@ -368,10 +389,12 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
                 outDescriptors.removeFirst()
             }
             outSent += written
+            bytesWritten += written
         }
         outBuffer.removeAll(keepingCapacity: outBuffer.capacity <= 1 << 20)
         outSent = 0
         setWritableInterest(false)
+        if readingPaused { resumeReadingIfRoom() }
         let waiters = spaceWaiters
         spaceWaiters.removeAll()
         waiters.forEach { $0.resume() }
@@ -380,7 +403,82 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
     private func setWritableInterest(_ wanted: Bool) {
         guard wanted != wantsWritable, closeReason == nil else { return }
         wantsWritable = wanted
-        loop.setEvents(fd: fd, events: Self.readEvents | (wanted ? EPOLLOUT.rawValue : 0))
+        updateInterest()
+    }
+
+    private func updateInterest() {
+        loop.setEvents(fd: fd, events: (readingPaused ? 0 : Self.readEvents) | (wantsWritable ? EPOLLOUT.rawValue : 0))
+    }
+
+    // MARK: Backpressure
+
+    private var outputIsFull: Bool { unsentByteCount >= configuration.outgoingHighWater }
+
+    /// The peer sends faster than it takes our answers: read nothing more from it until it does,
+    /// so its requests wait in its own socket (and its writes block) instead of in our memory.
+    /// A peer that takes nothing at all for `stalledReaderTimeout` is disconnected (`-32008`).
+    private func pauseReading() {
+        guard !readingPaused else { return }
+        readingPaused = true
+        updateInterest()
+        cancelUnfinishedFrameTimer()  // the peer cannot finish a frame we do not read
+        armStallTimer()
+    }
+
+    private func armStallTimer() {
+        let written = bytesWritten
+        stallTimer = loop.schedule(after: configuration.stalledReaderTimeout) { [unowned self] in
+            self.assumeIsolated { connection in
+                connection.stallTimer = nil
+                guard connection.readingPaused, connection.closeReason == nil else { return }
+                guard connection.bytesWritten == written else { return connection.armStallTimer() }
+                let reason = RPCError(.overloaded, "\(connection.label) stopped reading: \(connection.unsentByteCount) bytes waited \(connection.configuration.stalledReaderTimeout) to be sent to it")
+                connection.configuration.onProtocolViolation?(reason)
+                connection.close(reason: reason)
+            }
+        }
+    }
+
+    private func resumeReadingIfRoom() {
+        guard readingPaused, !outputIsFull, closeReason == nil else { return }
+        readingPaused = false
+        if let stallTimer { loop.cancelTimer(stallTimer) }
+        stallTimer = nil
+        updateInterest()
+        // Frames already read may wait in the decoder: handle them in a job of their own.
+        loop.execute { [self] in
+            assumeIsolated { connection in
+                guard connection.closeReason == nil, !connection.readingPaused, !connection.framesHeld else { return }
+                connection.processFrames()
+                if connection.closeReason == nil { connection.readAvailable() }
+            }
+        }
+    }
+
+    // MARK: Unfinished frames
+
+    /// Keeps a deadline on a frame the peer began and has not finished; none while it has none.
+    private func watchUnfinishedFrame() {
+        guard decoder.bufferedByteCount > 0, !framesHeld, !readingPaused else { return cancelUnfinishedFrameTimer() }
+        let offset = decoder.consumedOffset
+        if let unfinishedFrame {
+            if unfinishedFrame.offset == offset { return }  // the same frame: its deadline stands
+            loop.cancelTimer(unfinishedFrame.timer)
+        }
+        let timer = loop.schedule(after: configuration.frameReadTimeout) { [unowned self] in
+            self.assumeIsolated { connection in
+                connection.unfinishedFrame = nil
+                guard connection.closeReason == nil, connection.decoder.consumedOffset == offset,
+                      let unfinished = connection.decoder.unfinishedFrame else { return }
+                connection.protocolFailure(RPCError(.frameError, "\(connection.label) sent \(unfinished.progress) and did not finish the frame within \(connection.configuration.frameReadTimeout)"))
+            }
+        }
+        unfinishedFrame = (timer, offset)
+    }
+
+    private func cancelUnfinishedFrameTimer() {
+        if let unfinishedFrame { loop.cancelTimer(unfinishedFrame.timer) }
+        unfinishedFrame = nil
     }
 
     // MARK: Input
@@ -410,12 +508,20 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
     private func onIOEvents(_ events: UInt32) {
         if events & EPOLLOUT.rawValue != 0 { flush() }
         guard closeReason == nil else { return }
+        if readingPaused {
+            // Interest is down to writability; a hang-up or error still wakes us, and must end it.
+            if events & (EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0 {
+                close(reason: RPCError(.connectionClosed, "\(label) hung up with \(unsentByteCount) bytes not taken"))
+            }
+            return
+        }
         if events & (EPOLLIN.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue | EPOLLRDHUP.rawValue) != 0 { readAvailable() }
     }
 
     private func readAvailable() {
         // A few reads per wake-up, then back to the loop so one busy peer cannot starve the others.
-        for _ in 0..<8 where !framesHeld {
+        for _ in 0..<8 where !framesHeld && !readingPaused {
+            let buffers = loop.receiveBuffers
             let result: UnixSocket.ReceiveResult
             do {
                 result = try UnixSocket.receive(fd, into: buffers)
@@ -449,9 +555,14 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
     }
 
     private func processFrames() {
+        defer { if closeReason == nil { watchUnfinishedFrame() } }
         while closeReason == nil {
             if handlersAwaitingFirstTurn > 0 {
                 framesHeld = decoder.bufferedByteCount > 0
+                break
+            }
+            if outputIsFull {
+                pauseReading()
                 break
             }
             let body: ArraySlice<UInt8>
@@ -683,6 +794,9 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
         pending.removeAll()
         if let sweep = timeoutSweep { loop.cancelTimer(sweep.timer) }
         timeoutSweep = nil
+        if let stallTimer { loop.cancelTimer(stallTimer) }
+        stallTimer = nil
+        cancelUnfinishedFrameTimer()
         for (_, request) in requests {
             request.continuation.resume(throwing: RPCError(.connectionClosed, "\"\(request.method)\" got no answer: \(reason.message)"))
         }

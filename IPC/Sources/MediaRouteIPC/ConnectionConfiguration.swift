@@ -30,6 +30,12 @@ public struct ConnectionConfiguration: Sendable {
     public var defaultRequestTimeout: Duration = .seconds(30)
     /// Bytes of unsent output at which senders wait: the bound on outgoing memory.
     public var outgoingHighWater = 4 * 1024 * 1024
+    /// How long a peer may take to finish a frame it began; a peer that goes quiet mid-frame is
+    /// disconnected rather than allowed to pin the buffer (before `hello`, `handshakeTimeout` applies).
+    public var frameReadTimeout: Duration = .seconds(10)
+    /// How long the output may stay over `outgoingHighWater` with nothing taken by the peer before
+    /// the connection is dropped (`-32008`); while it is over, nothing more is read from the peer.
+    public var stalledReaderTimeout: Duration = .seconds(30)
     /// Requests from the peer that may be in progress at once; more is flooding.
     public var maximumConcurrentIncomingRequests = 256
     public var violationPolicy: ViolationPolicy = .reply

@@ -40,6 +40,10 @@ public final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable 
     @exclusivity(unchecked) private var nextTimerID: UInt64 = 1
     @exclusivity(unchecked) private var flushables: [any EventLoopFlushable] = []
     @exclusivity(unchecked) private var flushing: [any EventLoopFlushable] = []
+    /// Where every connection on this loop receives: reads happen one at a time on the loop thread
+    /// and each is copied into its connection's decoder at once, so one buffer serves them all
+    /// (one per connection cost 64 KiB each: 3,000 idle clients held 190 MB).
+    let receiveBuffers = UnixSocket.ReceiveBuffers(byteCount: 64 * 1024)
 
     private enum Work {
         case job(UnownedJob)

@@ -48,12 +48,18 @@ public struct FrameDecoder: Sendable {
 
     /// Call at end of stream: throws if the stream stopped inside a frame.
     public func finish() throws(FrameError) {
+        if let unfinished = unfinishedFrame { throw unfinished }
+    }
+
+    /// What has arrived of a frame still incomplete (as the error the stream would end with
+    /// now), nil when no frame has begun. Meaningful once complete frames have been taken out.
+    public var unfinishedFrame: FrameError? {
         let pending = buffer.count - readIndex
-        if pending == 0 { return }
-        if pending < Self.headerLength { throw .truncatedHeader(received: pending) }
+        if pending == 0 { return nil }
+        if pending < Self.headerLength { return .truncatedHeader(received: pending) }
         let length = Int(buffer[readIndex]) << 24 | Int(buffer[readIndex + 1]) << 16
             | Int(buffer[readIndex + 2]) << 8 | Int(buffer[readIndex + 3])
-        throw .truncatedBody(expected: length, received: pending - Self.headerLength)
+        return .truncatedBody(expected: length, received: pending - Self.headerLength)
     }
 
     private mutating func compactIfWorthwhile() {

@@ -9,16 +9,23 @@ public enum FrameError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The stream ended inside a frame body.
     case truncatedBody(expected: Int, received: Int)
 
+    /// How much of the frame arrived, for a stream that stopped inside one.
+    public var progress: String {
+        switch self {
+        case .truncatedHeader(let received): "\(received) of the 4 bytes of a frame header"
+        case .truncatedBody(let expected, let received): "\(received) of the \(expected) bytes of a frame body"
+        default: description
+        }
+    }
+
     public var description: String {
         switch self {
         case .zeroLength:
             "frame header announces length 0; every frame must carry a JSON message"
         case .tooLong(let length, let maximum):
             "frame header announces \(length) bytes, over the negotiated maximum of \(maximum) bytes"
-        case .truncatedHeader(let received):
-            "the peer closed the stream after \(received) of the 4 bytes of a frame header"
-        case .truncatedBody(let expected, let received):
-            "the peer closed the stream after \(received) of the \(expected) bytes of a frame body"
+        case .truncatedHeader, .truncatedBody:
+            "the peer closed the stream after \(progress)"
         }
     }
 }

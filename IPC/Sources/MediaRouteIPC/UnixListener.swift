@@ -10,12 +10,12 @@ public final class UnixListener: EventLoopIOHandler, @unchecked Sendable {
     public let path: String
     public let loop: EventLoop
     private let fd: Int32
-    private let onAccept: @Sendable (Int32, _ peerPID: pid_t) -> Void
+    private let onAccept: @Sendable (Int32, _ peer: PeerCredentials) -> Void
     private let onRefused: @Sendable (String) -> Void
 
     /// Binds `path` (replacing a stale socket file) and starts accepting on `loop`.
     public init(path: String, loop: EventLoop = .shared, onRefused: @escaping @Sendable (String) -> Void = { _ in },
-                onAccept: @escaping @Sendable (Int32, pid_t) -> Void) async throws(IPCSystemError) {
+                onAccept: @escaping @Sendable (Int32, PeerCredentials) -> Void) async throws(IPCSystemError) {
         self.path = path
         self.loop = loop
         self.onAccept = onAccept
@@ -57,8 +57,16 @@ public final class UnixListener: EventLoopIOHandler, @unchecked Sendable {
                 Glibc.close(client)
                 continue
             }
-            onAccept(client, pid)
+            onAccept(client, PeerCredentials(pid: pid, uid: uid))
         }
+    }
+
+    /// Turns an accepted peer away before its handshake: one error response (`id` null) saying
+    /// why, then the socket is closed (IPC/README.md §4). Nothing is read from the peer.
+    public static func refuse(_ socket: Int32, with error: RPCError) {
+        let frame = FrameEncoder.frame(Message.errorResponse(id: nil, error: error).encode())
+        _ = frame.withUnsafeBytes { try? UnixSocket.send(socket, $0, descriptors: []) }
+        Glibc.close(socket)
     }
 
     /// Stops accepting and removes the socket file.
@@ -69,6 +77,12 @@ public final class UnixListener: EventLoopIOHandler, @unchecked Sendable {
             unlink(path)
         }
     }
+}
+
+/// Who connected, as the kernel vouches (`SO_PEERCRED`).
+public struct PeerCredentials: Sendable {
+    public let pid: pid_t
+    public let uid: uid_t
 }
 
 extension UnixSocket {

@@ -92,6 +92,9 @@ void clh_line_buffer_stdout(void);
    before this returns, unlike a Dispatch signal source, so a signal sent right after is never lost. */
 int clh_signal_to_pipe(int signal, int fd);
 
+/* Hands the heap's free pages back to the kernel (malloc_trim), which glibc otherwise keeps. */
+void clh_release_free_memory(void);
+
 /* The uid and pid of the process at the other end of a Unix socket. */
 int clh_peer_credentials(int fd, uid_t *uid, pid_t *pid);
 
