@@ -29,13 +29,18 @@ enum ControlRequests {
         on("drivers.list") { _ in ["drivers": .array(await supervisor.driverStatuses().map(\.json))] }
         on("picker.open") { request in
             let box = PickerBox()
+            // An app's picker lists only the protocols it declared (its MDESupportedProtocols).
+            let app = client.app.withLock { $0 }
+            @Sendable func visible(_ entries: [PickerEntry]) -> JSONValue {
+                .array(entries.compactMap { entry in app.map { entry.restricted(to: $0.supportedProtocols) } ?? entry }.map(\.json))
+            }
             let (id, entries) = await supervisor.openPicker { entries in
                 guard let picker = box.id.withLock({ $0 }) else { return }
-                request.connection.post("picker.changed", ["picker": .integer(Int64(picker)), "entries": .array(entries.map(\.json))])
+                request.connection.post("picker.changed", ["picker": .integer(Int64(picker)), "entries": visible(entries)])
             }
             box.id.withLock { $0 = id }
             client.pickers.withLock { $0.append(id) }
-            return ["picker": .integer(Int64(id)), "entries": .array(entries.map(\.json))]
+            return ["picker": .integer(Int64(id)), "entries": visible(entries)]
         }
         on("picker.close") { request in
             let id = request.params["picker"]?.integerValue.map { Int($0) }

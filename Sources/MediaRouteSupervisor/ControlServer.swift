@@ -17,7 +17,7 @@ public final class ControlServer: Sendable {
 
     public static func start(path: String, supervisor: Supervisor, logger: Logger,
                              connectionsPerUser: Int = defaultConnectionsPerUser) async throws -> ControlServer {
-        let context = ControlContext(supervisor: supervisor, logger: logger, started: .now, socketPath: path)
+        let context = ControlContext(supervisor: supervisor, logger: logger, started: .now, socketPath: path, apps: ConnectedApps())
         let census = ConnectionCensus(limit: connectionsPerUser)
         let trim = HeapTrim(loop: supervisor.loop)
         let listener = try await UnixListener(path: path, loop: supervisor.loop, onRefused: { logger.warning("\($0)") }) { socket, peer in
@@ -53,6 +53,7 @@ struct ControlContext: Sendable {
     let logger: Logger
     let started: ContinuousClock.Instant
     let socketPath: String
+    let apps: ConnectedApps
 }
 
 /// One connected client: the pickers it holds open and, for an app, who it is.
@@ -69,6 +70,7 @@ final class ControlClient: Sendable {
         configuration.acceptHello = { hello throws(RPCError) in
             guard hello.role == .app else { return }
             let identity = try AppIdentity(id: client.id, hello: hello)
+            try context.apps.claim(identity.applicationIdentifier, pid: pid)
             client.app.withLock { $0 = identity }
         }
         var handlers = RPCHandlers()
@@ -84,10 +86,12 @@ final class ControlClient: Sendable {
                                                    configuration: configuration, handlers: handlers)
         } catch {
             context.logger.notice("client (pid \(pid)) did not connect: \(error)")
+            if let app = client.app.withLock({ $0 }) { context.apps.release(app.applicationIdentifier) }
             await context.supervisor.clientLeft(client.id, name: "client (pid \(pid))")
             return
         }
         let app = client.app.withLock { $0 }
+        defer { if let app { context.apps.release(app.applicationIdentifier) } }
         let subscription = await AppRequests.forwardEvents(to: connection, client: client.id, app: app, supervisor: context.supervisor)
         _ = await connection.waitUntilClosed()
         await context.supervisor.unsubscribe(subscription)

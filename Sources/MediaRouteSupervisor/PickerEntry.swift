@@ -15,6 +15,14 @@ public struct PickerEntry: Sendable, Hashable {
     /// The operator's choice if set and available, else the first protocol in manifest order.
     public let preferredProtocol: String
 
+    /// The entry as seen by someone who handles only `protocols`: nil when none of its routes is one.
+    func restricted(to protocols: Set<String>) -> PickerEntry? {
+        let kept = routes.filter { protocols.contains($0.protocolID) }
+        guard let first = kept.first else { return nil }
+        let preferred = kept.contains { $0.protocolID == preferredProtocol } ? preferredProtocol : first.protocolID
+        return PickerEntry(name: name, routes: kept, preferredProtocol: preferred)
+    }
+
     /// Entries are matched by display name, case- and space-insensitively.
     static func key(_ name: String) -> String {
         name.lowercased().split(whereSeparator: \.isWhitespace).joined(separator: " ")

@@ -250,6 +250,7 @@ extension Supervisor {
             throw MediaDeviceError(.busy, "a session is starting on \(route.device.displayName); try again when it has")
         }
         // The operator may replace what plays; the app whose session that was is told it ended.
+        let replacing = route.playback != nil
         endMediaSession(on: route, error: MediaDeviceError(.sessionFailed, "another session replaced it on \(route.device.displayName)"))
         route.isStartingSession = true
         defer { route.isStartingSession = false }
@@ -262,6 +263,17 @@ extension Supervisor {
         defer { loop.cancelTimer(timeout) }
         var params: JSONObject = ["session": .string(route.session.id), "url": .string(url)]
         if let application { params["application"] = .string(application) }
+        do {
+            return try await awaitStart(on: route, params: params, mailbox: mailbox, url: url, owner: owner)
+        } catch {
+            await settleFailedStart(on: route)
+            guard replacing, let error = error as? MediaDeviceError else { throw error }
+            throw MediaDeviceError(error.code, "\(error.message); what played on \(route.device.displayName) before was stopped")
+        }
+    }
+
+    /// Asks the driver to start the session and waits for its outcome.
+    private func awaitStart(on route: ActiveRoute, params: JSONObject, mailbox: SessionMailbox, url: String, owner: ClientID?) async throws -> ActiveRoute {
         _ = try await call(route.record, DriverMethod.startSession, params)
         while true {
             switch await mailbox.next() {
@@ -285,6 +297,21 @@ extension Supervisor {
                 continue
             }
         }
+    }
+
+    /// A session that did not start may have left the device playing: what played before (the
+    /// driver refused the replacement, the device kept the old media), or this one, started late
+    /// (a timeout). The session is stopped on the device, so nothing plays there that the daemon
+    /// does not report; if even the stop fails, the route ends, and the device with it.
+    private func settleFailedStart(on route: ActiveRoute) async {
+        guard routes[route.session.id] === route, case .running = route.record.phase else { return }
+        do {
+            _ = try await call(route.record, DriverMethod.stopSession, ["session": .string(route.session.id)])
+        } catch {
+            await endRoute(route, reason: .override, message: "its session neither started nor stopped (\(error))")
+            return
+        }
+        if route.parent == nil { publish(.updated(route: route.json, protocolID: route.record.id)) }
     }
 
     /// Forgets the session on a route and, if an app started it, tells that app it ended.
@@ -326,7 +353,13 @@ extension Supervisor {
     func stopSession(session: String, app: AppIdentity?) async throws {
         let route = try sessionRoute(session, app: app)
         guard route.playback != nil else { throw MediaDeviceError(.sessionFailed, "nothing is playing on \(route.device.displayName)") }
-        _ = try await call(route.record, DriverMethod.stopSession, ["session": .string(route.session.id)])
+        do {
+            _ = try await call(route.record, DriverMethod.stopSession, ["session": .string(route.session.id)])
+        } catch {
+            // The device may play on: end the route rather than report a stop that may not have happened.
+            await endRoute(route, reason: .override, message: "its session could not be stopped (\(error))")
+            throw MediaDeviceError(.sessionFailed, "\(route.device.displayName) did not confirm the stop (\(error)); the route was ended so that nothing plays there")
+        }
         if app == nil {
             endMediaSession(on: route, error: MediaDeviceError(.sessionFailed, "stopped by the operator"))
         } else {
