@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MediaRouteIPC
+import Synchronization
 
 /// The CLI's connection to mediarouted, and its answers to the daemon's pairing questions.
 struct DaemonClient {
@@ -44,6 +45,8 @@ struct DaemonClient {
         do {
             return try await connection.request(method, params, timeout: timeout)
         } catch let error as RPCError {
+            // A --code that could not be right was never sent: that, not the cancelled pairing, is the news.
+            if let refusal = PairingPrompt.refusal { throw ValidationError(refusal) }
             throw CLIError(error.message)
         }
     }
@@ -65,11 +68,38 @@ struct DaemonClient {
 /// script that reads the code off the device). Ctrl-C or the end of input cancels the pairing (the
 /// driver is told the person cancelled) instead of killing the CLI mid-activation.
 enum PairingPrompt {
+    private static let refused = Mutex<String?>(nil)
+    /// Why a --code given in advance was not sent (the device asks for something else), if it was not.
+    static var refusal: String? { refused.withLock { $0 } }
+
+    /// Why `code` cannot be what `method` asks for, or nil. A code of the wrong form is never sent:
+    /// the device would count it as a wrong try, and a few of those lock pairing for minutes.
+    static func problem(with code: String, for method: JSONObject?, device: String) -> String? {
+        switch method?["type"]?.stringValue {
+        case "numericCode":
+            let length = Int(method?["length"]?.integerValue ?? 4)
+            guard code.count == length, code.allSatisfy({ ("0"..."9").contains($0) }) else {
+                return "\(device) asks for a \(length)-digit code; \"\(code)\" is not \(length) digits"
+            }
+        case "password":
+            guard !code.isEmpty else { return "\(device) asks for a password, and it cannot be empty" }
+        default:
+            break
+        }
+        return nil
+    }
+
     static func answer(_ params: JSONObject, code: String?) async -> String? {
-        if let code { return code }
         let device = params["device"]?.stringValue ?? "the device"
         let reason = params["reason"]?.stringValue ?? "Pairing required"
         let method = params["authorizationMethod"]?.objectValue
+        if let code {
+            if let problem = problem(with: code, for: method, device: device) {
+                refused.withLock { $0 = "--code: \(problem); nothing was sent to it" }
+                return nil
+            }
+            return code
+        }
         let prompt: String
         switch method?["type"]?.stringValue {
         case "numericCode": prompt = "\(reason)\nEnter the \(method?["length"]?.integerValue ?? 4)-digit code shown on \(device) (Ctrl-C cancels): "
@@ -82,14 +112,18 @@ enum PairingPrompt {
         }
         // Only now ask: a Ctrl-C typed the moment the prompt shows is already heard.
         FileHandle.standardError.write(Data(prompt.utf8))
-        let line = await interrupt.readLine()
-        interrupt.restore()
-        guard let line, !line.isEmpty else {
-            FileHandle.standardError.write(Data((line == nil && isatty(STDIN_FILENO) == 0
-                ? "\nno code on standard input; type it at a terminal, pipe it in, or pass --code\n" : "\npairing cancelled\n").utf8))
-            return nil
+        defer { interrupt.restore() }
+        while true {
+            let line = await interrupt.readLine()
+            guard let line, !line.isEmpty else {
+                FileHandle.standardError.write(Data((line == nil && isatty(STDIN_FILENO) == 0
+                    ? "\nno code on standard input; type it at a terminal, pipe it in, or pass --code\n" : "\npairing cancelled\n").utf8))
+                return nil
+            }
+            guard let problem = problem(with: line, for: method, device: device) else { return line }
+            // A typo is not a wrong try: say so and ask again.
+            FileHandle.standardError.write(Data("\(problem); try again (Ctrl-C cancels): ".utf8))
         }
-        return line
     }
 }
 

@@ -7,8 +7,9 @@ struct Devices: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Open the route picker and list the devices drivers find.")
     @OptionGroup var options: GlobalOptions
     @Flag(help: "Keep the picker open and print the list each time it changes (Ctrl-C stops).") var watch = false
-    @Option(help: "Seconds to let discovery run before listing.") var wait: Double = 2
-    @Option(help: "List as soon as this many devices are found (at most --wait seconds).") var until: Int?
+    // `.unconditional`: "--wait -1" is a value to refuse with a reason, not a missing one.
+    @Option(parsing: .unconditional, help: "Seconds to let discovery run before listing.") var wait: Double = 2
+    @Option(parsing: .unconditional, help: "List as soon as this many devices are found (at most --wait seconds).") var until: Int?
 
     func validate() throws {
         guard wait >= 0, wait <= 600 else { throw ValidationError("--wait must be from 0 to 600 seconds, not \(wait)") }
@@ -84,6 +85,10 @@ struct Activate: SimpleCommand {
     @Argument(help: "The device's name (as `mediaroute devices` shows it) or id.") var device: String
     @Option(name: .customLong("protocol"), help: "Use this protocol instead of the device's preferred one.") var protocolID: String?
     @Option(help: "The pairing code or password, for scripts (otherwise you are asked).") var code: String?
+
+    func validate() throws {
+        if code?.isEmpty == true { throw ValidationError("--code must not be empty; leave it out to be asked for the code") }
+    }
 
     func run() async throws {
         var params: JSONObject = ["device": .string(device)]

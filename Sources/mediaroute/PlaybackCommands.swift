@@ -68,10 +68,18 @@ struct Resume: PlaybackCommand {
 struct Seek: PlaybackCommand {
     static let configuration = CommandConfiguration(abstract: "Seek to a position, in seconds.")
     @OptionGroup var options: GlobalOptions
-    @Argument(help: "Position in seconds from the start.") var seconds: Double
+    // Taken as words, so that "-5" reaches `validate` (which says what is wrong with it) instead
+    // of being read as an unknown option.
+    @Argument(parsing: .allUnrecognized, help: ArgumentHelp("Position in seconds from the start.", valueName: "seconds")) var words: [String] = []
     @Option(help: "The device (default: the only one playing).") var on: String?
+    /// The words given, less a "--" that ends the options.
+    private var values: [String] { words.filter { $0 != "--" } }
+    private var seconds: Double { values.count == 1 ? Double(values[0]) ?? .nan : .nan }
     func validate() throws {
-        guard seconds >= 0, seconds.isFinite else { throw ValidationError("the position must be zero or more seconds, not \(seconds)") }
+        guard let word = values.first else { throw ValidationError("seek needs a position, in seconds from the start") }
+        guard values.count == 1 else { throw ValidationError("seek takes one position, not \(values.joined(separator: " "))") }
+        guard let seconds = Double(word), seconds.isFinite else { throw ValidationError("the position must be a number of seconds, not \"\(word)\"") }
+        guard seconds >= 0 else { throw ValidationError("the position must be zero or more seconds, not \(word)") }
     }
     func run() async throws { report(try await send(["position": .double(seconds)])) }
 }

@@ -168,6 +168,19 @@ struct BadInputTests {
         }
     }
 
+    /// `features` is optional in `hello` (§4): a peer that leaves it out is accepted, with none.
+    @Test func helloWithoutFeaturesIsAccepted() async throws {
+        let (a, b) = try UnixSocket.pair()
+        let peer = RawPeer(fd: b)
+        async let connection = Connection.open(socket: a, hello: Hello(role: .supervisor, name: "supervisor"),
+                                               side: .acceptor(acceptingRoles: [.driver]), configuration: ConnectionConfiguration(label: "test peer"))
+        try peer.writeFrame(#"{"jsonrpc":"2.0","id":0,"method":"hello","params":{"version":1,"role":"driver","identity":{"name":"plain"},"maxFrameLength":65536}}"#)
+        guard case .response(.number(0), _, _)? = try await peer.read() else { throw TestFailure("the hello was not answered") }
+        let opened = try await connection
+        #expect(await opened.peer?.features == [])
+        await opened.close()
+    }
+
     @Test func floodOfRequestsIsBounded() async throws {
         var handlers = RPCHandlers()
         handlers.onRequest("slow") { _ in

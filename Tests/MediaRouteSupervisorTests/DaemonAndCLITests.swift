@@ -21,6 +21,10 @@ struct DaemonAndCLITests {
         (["play", "not a url", "--to", "TV"], "\"not a url\" is not an http, https, rtsp or file URL"),
         (["devices", "--wait", "9999"], "--wait must be from 0 to 600 seconds"),
         (["teleport"], "Unexpected argument 'teleport'"),
+        (["seek", "-5"], "the position must be zero or more seconds, not -5"),
+        (["seek"], "seek needs a position, in seconds from the start"),
+        (["devices", "--wait", "-1"], "--wait must be from 0 to 600 seconds, not -1.0"),
+        (["activate", "TV", "--code", ""], "--code must not be empty; leave it out to be asked for the code"),
     ])
     func badArgumentsAreUsageErrors(_ arguments: [String], _ message: String) async throws {
         try await DaemonHarness.run { harness in
@@ -87,6 +91,24 @@ struct DaemonAndCLITests {
             let right = await harness.cli(["activate", "Secure TV", "--code", "4321"])
             #expect(right.status == .exited(0), "\(right.error) | daemon log: \(harness.log.suffix(1500))")
             #expect(right.output == "Secure TV is active through Test secure (s3)\n")
+        }
+    }
+
+    /// A code of the wrong form would count as a wrong try at the device (three lock pairing): it is
+    /// refused as a usage error, and the device never sees it.
+    @Test func aCodeThatCannotBeWhatTheDeviceAsksIsNeverSent() async throws {
+        try await DaemonHarness.run { harness in
+            try harness.drivers.addDriver("org.test.secure", devices: ["Secure TV"])
+            try await harness.start()
+            _ = await harness.cli(["devices", "--wait", "0.5"])
+            for code in ["abcd", "12345"] {
+                let typo = await harness.cli(["activate", "Secure TV", "--code", code])
+                #expect(typo.status == .exited(64), "\(typo.error)")
+                #expect(typo.error.contains("--code: Secure TV asks for a 4-digit code; \"\(code)\" is not 4 digits; nothing was sent to it"), "\(typo.error)")
+            }
+            #expect(!harness.log.contains("refused the code"))
+            let right = await harness.cli(["activate", "Secure TV", "--code", "4321"])
+            #expect(right.status == .exited(0), "\(right.error)")
         }
     }
 

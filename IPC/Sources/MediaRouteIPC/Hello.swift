@@ -53,7 +53,13 @@ public struct Hello: Sendable, Hashable {
         guard let maximum = json["maxFrameLength"]?.integerValue, maximum >= Int64(Self.minimumFrameLength), maximum <= Int64(UInt32.max) else {
             throw .invalidParams("hello: \"maxFrameLength\" must be an integer from \(Self.minimumFrameLength) to \(UInt32.max)")
         }
-        guard let featureValues = json["features"]?.arrayValue else { throw .invalidParams("hello: \"features\" must be an array of strings") }
+        // Optional (§4): absent means no optional features.
+        let featureValues: [JSONValue]
+        switch json["features"] {
+        case nil: featureValues = []
+        case .array(let values)?: featureValues = values
+        case _?: throw .invalidParams("hello: \"features\" must be an array of strings")
+        }
         var features: [String] = []
         for value in featureValues {
             guard let feature = value.stringValue else { throw .invalidParams("hello: \"features\" must be an array of strings") }
