@@ -3,10 +3,12 @@
 #   make test               install missing system packages, a short fuzz pass, the whole test suite
 #   make bench NAME=ipc-rtt one benchmark (release build); `make bench` lists them
 #   make fuzz SECONDS=600   the libFuzzer target over the IPC decoders, for as long as you like
+#   make soak CYCLES=200    the soak test (apps, the CLI, two drivers, a crash) for as many cycles as you like
 SHELL := /bin/bash
 SECONDS ?= 60
+CYCLES ?= 100
 
-.PHONY: demo test deps bench fuzz
+.PHONY: demo test deps bench fuzz soak
 
 deps:
 	@missing=$$(grep -vE '^\s*(#|$$)' .ci/apt-packages | while read -r p; do \
@@ -37,3 +39,7 @@ bench: deps
 
 fuzz: deps
 	IPC/Fuzz/run-fuzzer.sh $(SECONDS)
+
+soak: deps
+	swift build --build-tests
+	MEDIAROUTE_SOAK_CYCLES=$(CYCLES) swift test --skip-build --filter SoakTests

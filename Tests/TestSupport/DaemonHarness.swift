@@ -36,6 +36,12 @@ public final class DaemonHarness: @unchecked Sendable {
         return line.split(separator: " ").dropFirst().first.flatMap { Int($0) }
     }
 
+    /// How many descriptors the daemon holds open.
+    public var openDescriptors: Int? {
+        guard let daemon else { return nil }
+        return (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(daemon.pid)/fd"))?.count
+    }
+
     public var log: String { (try? String(contentsOfFile: drivers.root + "/daemon.log", encoding: .utf8)) ?? "" }
 
     public struct Result: Sendable {
