@@ -75,6 +75,24 @@ struct BackpressureTests {
         #expect(violations.all.map(\.code) == [.overloaded])
     }
 
+    /// This side sends (notifications, requests, a heartbeat) to a peer that reads nothing and says
+    /// nothing: the senders would wait for room forever, so the connection ends instead.
+    @Test func aPeerThatTakesNothingWeSendIsDisconnected() async throws {
+        let (connection, peer) = try await acceptorWithRawPeer {
+            $0.outgoingHighWater = Self.highWater
+            $0.stalledReaderTimeout = .milliseconds(300)
+        }
+        defer { withExtendedLifetime(peer) {} }  // silent, but there
+        let producer = Task {
+            while true { try await connection.notify("bulk", ["pad": Self.pad]) }
+        }
+        let reason = await connection.waitUntilClosed()
+        #expect(reason.code == .overloaded)
+        #expect(reason.message.hasSuffix(" bytes waited 0.3 seconds to be sent to it"), "\(reason.message)")
+        let stopped = await #expect(throws: RPCError.self) { try await producer.value }
+        #expect(stopped?.code == .overloaded)
+    }
+
     @Test func aFrameBegunAndNeverFinishedEndsTheConnectionAtItsDeadline() async throws {
         let violations = ViolationLog()
         let (connection, peer) = try await acceptorWithRawPeer(violations: violations) { $0.frameReadTimeout = .milliseconds(200) }

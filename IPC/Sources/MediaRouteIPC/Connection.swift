@@ -381,6 +381,7 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
             }
             guard let written else {
                 setWritableInterest(true)
+                if outputIsFull { armStallTimer() } else { cancelStallTimer() }
                 if readingPaused { resumeReadingIfRoom() }
                 return
             }
@@ -394,6 +395,7 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
         outBuffer.removeAll(keepingCapacity: outBuffer.capacity <= 1 << 20)
         outSent = 0
         setWritableInterest(false)
+        cancelStallTimer()
         if readingPaused { resumeReadingIfRoom() }
         let waiters = spaceWaiters
         spaceWaiters.removeAll()
@@ -416,7 +418,6 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
 
     /// The peer sends faster than it takes our answers: read nothing more from it until it does,
     /// so its requests wait in its own socket (and its writes block) instead of in our memory.
-    /// A peer that takes nothing at all for `stalledReaderTimeout` is disconnected (`-32008`).
     private func pauseReading() {
         guard !readingPaused else { return }
         readingPaused = true
@@ -425,12 +426,15 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
         armStallTimer()
     }
 
+    /// While the output is over the bound, a peer that takes none of it for `stalledReaderTimeout`
+    /// is disconnected (`-32008`): senders waiting for room (a heartbeat among them) would wait forever.
     private func armStallTimer() {
+        guard stallTimer == nil, closeReason == nil else { return }
         let written = bytesWritten
         stallTimer = loop.schedule(after: configuration.stalledReaderTimeout) { [unowned self] in
             self.assumeIsolated { connection in
                 connection.stallTimer = nil
-                guard connection.readingPaused, connection.closeReason == nil else { return }
+                guard connection.outputIsFull, connection.closeReason == nil else { return }
                 guard connection.bytesWritten == written else { return connection.armStallTimer() }
                 let reason = RPCError(.overloaded, "\(connection.label) stopped reading: \(connection.unsentByteCount) bytes waited \(connection.configuration.stalledReaderTimeout) to be sent to it")
                 connection.configuration.onProtocolViolation?(reason)
@@ -439,11 +443,15 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
         }
     }
 
+    private func cancelStallTimer() {
+        if let stallTimer { loop.cancelTimer(stallTimer) }
+        stallTimer = nil
+    }
+
     private func resumeReadingIfRoom() {
         guard readingPaused, !outputIsFull, closeReason == nil else { return }
         readingPaused = false
-        if let stallTimer { loop.cancelTimer(stallTimer) }
-        stallTimer = nil
+        cancelStallTimer()
         updateInterest()
         // Frames already read may wait in the decoder: handle them in a job of their own.
         loop.execute { [self] in
@@ -794,8 +802,7 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
         pending.removeAll()
         if let sweep = timeoutSweep { loop.cancelTimer(sweep.timer) }
         timeoutSweep = nil
-        if let stallTimer { loop.cancelTimer(stallTimer) }
-        stallTimer = nil
+        cancelStallTimer()
         cancelUnfinishedFrameTimer()
         for (_, request) in requests {
             request.continuation.resume(throwing: RPCError(.connectionClosed, "\"\(request.method)\" got no answer: \(reason.message)"))
