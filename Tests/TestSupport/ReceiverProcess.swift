@@ -9,14 +9,15 @@ public final class ReceiverProcess: @unchecked Sendable {
     public let stateDirectory: String
     public let console: ConsoleProcess
 
-    /// Starts a receiver named `name` (with `--auth pin4` unless `arguments` say otherwise).
-    public init(name: String, avahi: PrivateAvahi, root: String, arguments: [String] = []) throws {
+    /// Starts a receiver named `name` (with `--auth pin4` unless `arguments` say otherwise), with at
+    /// most `openFileLimit` descriptors if given (through prlimit, which execs it: the PID is the receiver's).
+    public init(name: String, avahi: PrivateAvahi, root: String, arguments: [String] = [], openFileLimit: Int? = nil) throws {
         self.name = name
         stateDirectory = root + "/receiver-" + name.replacingOccurrences(of: " ", with: "-")
         try FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true)
-        console = try ConsoleProcess(DaemonHarness.binary("mediaroute-receiver"),
-                                     ["--name", name, "--state-dir", stateDirectory, "--host", "127.0.0.1", "--auth", "pin4"] + arguments,
-                                     environment: avahi.environment, logPath: stateDirectory + ".log")
+        let receiver = [DaemonHarness.binary("mediaroute-receiver"), "--name", name, "--state-dir", stateDirectory, "--host", "127.0.0.1", "--auth", "pin4"] + arguments
+        let command = openFileLimit.map { ["/usr/bin/prlimit", "--nofile=\($0):\($0)", "--"] + receiver } ?? receiver
+        console = try ConsoleProcess(command[0], Array(command.dropFirst()), environment: avahi.environment, logPath: stateDirectory + ".log")
     }
 
     public var process: ChildProcess { console.process }
@@ -57,6 +58,16 @@ public final class ReceiverProcess: @unchecked Sendable {
             throw TestTimeout(what: "receiver \(name) printed no pairing code")
         }
         return code
+    }
+
+    /// The newest pairing code it showed for the controller whose hello said `controller`.
+    public func pairingCode(for controller: String, seconds: Double = 20) async throws -> String {
+        let prefix = "pairing code for \(controller): "
+        try await waitFor(prefix, seconds: seconds)
+        guard let code = console.lastLine(startingWith: prefix)?.dropFirst(prefix.count), !code.isEmpty else {
+            throw TestTimeout(what: "receiver \(name) printed no pairing code for \(controller)")
+        }
+        return String(code)
     }
 
     public func stop() async { await console.stop() }

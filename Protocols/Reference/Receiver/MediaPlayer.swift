@@ -29,6 +29,9 @@ final class MediaPlayer: @unchecked Sendable {
     static let setpriv = "/usr/bin/setpriv"
     /// A URL that cannot be probed in this long (a server that trickles) is refused.
     static let probeTimeout: Duration = .seconds(15)
+    /// What ffmpeg may open, the URL and whatever it refers to (a playlist's entries): the network
+    /// only, never the receiver's own files.
+    static let protocols = ["-protocol_whitelist", "http,https,tcp,tls,crypto"]
     /// Called on the loop when playback ends, fails, or reports progress.
     var onChange: () -> Void = {}
 
@@ -42,7 +45,7 @@ final class MediaPlayer: @unchecked Sendable {
     static func probe(_ url: String, ffprobe: String) async throws(ReferenceProtocolError) -> Media {
         let output: ChildOutput
         do {
-            output = try await ChildOutput.run(ffprobe, ["-v", "error", "-rw_timeout", "5000000", "-show_entries", "format=duration:format_tags=title",
+            output = try await ChildOutput.run(ffprobe, ["-v", "error"] + Self.protocols + ["-rw_timeout", "5000000", "-show_entries", "format=duration:format_tags=title",
                                                          "-of", "default=noprint_wrappers=1", url],
                                                outputLimit: 64 * 1024, timeout: Self.probeTimeout)
         } catch {
@@ -52,8 +55,9 @@ final class MediaPlayer: @unchecked Sendable {
             if output.termination == .signalled(SIGKILL) {
                 throw ReferenceProtocolError(.mediaFailed, "cannot play \(url): finding out what it is took longer than \(Self.probeTimeout)")
             }
-            let reason = output.standardError.split(separator: "\n").last.map(String.init) ?? "\(output.termination)"
-            throw ReferenceProtocolError(.mediaFailed, "cannot play \(url): \(reason)")
+            let line = output.standardError.split(separator: "\n").last.map(String.init) ?? "\(output.termination)"
+            say("ffprobe refused \(url): \(line)")
+            throw ReferenceProtocolError(.mediaFailed, "cannot play \(url): \(FetchFailure.reason(line))")
         }
         var duration: Double?, title: String?
         for line in output.standardOutput.split(separator: "\n") {
@@ -152,7 +156,7 @@ final class MediaPlayer: @unchecked Sendable {
         var arguments = ["-hide_banner", "-nostdin", "-loglevel", "error", "-progress", "pipe:1", "-stats_period", "0.5",
                          "-readrate", String(speed)]
         if start > 0 { arguments += ["-ss", String(format: "%.3f", start)] }
-        arguments += ["-rw_timeout", "5000000", "-i", media.url, "-f", "null", "-"]
+        arguments += Self.protocols + ["-rw_timeout", "5000000", "-i", media.url, "-f", "null", "-"]
         let child: ChildProcess
         do {
             // setpriv gives ffmpeg a parent-death signal: a receiver that is killed leaves no player behind.
@@ -209,8 +213,9 @@ final class MediaPlayer: @unchecked Sendable {
             anchor = (media?.duration ?? position, .now)
             onChange()
         } else {
-            let reason = ended.errors.split(separator: "\n").last.map(String.init) ?? "ffmpeg \(termination)"
-            fail("playback of \(media?.url ?? "?") failed: \(reason)")
+            let line = ended.errors.split(separator: "\n").last.map(String.init) ?? "ffmpeg \(termination)"
+            say("ffmpeg stopped playing \(media?.url ?? "?"): \(line)")
+            fail("playback of \(media?.url ?? "?") failed: \(FetchFailure.reason(line))")
         }
     }
 

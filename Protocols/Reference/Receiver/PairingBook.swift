@@ -3,24 +3,31 @@ import MediaRouteIPC
 import ReferenceProtocol
 
 /// Who may control the receiver: the codes it shows, the tokens of paired controllers (kept in a
-/// file of their own, 0600, so they survive restarts), and the lockout after wrong codes.
+/// file of their own, 0600, so they survive restarts), and the lockouts after wrong codes.
+///
+/// Pairing holds up the way a TV's does on a shared LAN: a code belongs to the connection that asked
+/// for it (`PairingAttempts`), is void after 3 wrong codes, and wrong codes lock only the address and
+/// the controller id at that address they came from (`LockoutBook`, which works out the guessing
+/// rate this allows: at most 36 tries at a 4-digit code per address on the worst day, about 0.36%).
 /// Used on the event loop only.
 final class PairingBook: @unchecked Sendable {
+    /// Who is pairing: the connection (whose attempt it is), its hello's controller id, and its address.
+    struct Requester {
+        let connection: ObjectIdentifier
+        let controller: String
+        let address: String
+
+        var subjects: [LockoutBook.Subject] { [.address(address), .controller(controller, at: address)] }
+    }
+
     let authorization: ReceiverAnnouncement.Authorization
     private let password: String?
     private let tokensPath: String
     private var tokens: [String: String] = [:]
-    /// The code shown for each controller that began pairing, and until when it is valid.
-    private var pending: [String: (code: String, until: ContinuousClock.Instant)] = [:]
-    private var consecutiveFailures = 0
-    private var lockouts = 0
-    private var lockedUntil: ContinuousClock.Instant?
+    private var attempts = PairingAttempts()
+    private var lockouts = LockoutBook()
 
     static let codeLifetime: Duration = .seconds(120)
-    /// Pairings in progress at once: anyone may claim a new controllerId, so this is bounded.
-    static let maximumPending = 16
-    static let attemptsBeforeLockout = 3
-    static let firstLockout: Duration = .seconds(30)
 
     init(authorization: ReceiverAnnouncement.Authorization, password: String?, stateDirectory: String) throws {
         self.authorization = authorization
@@ -39,69 +46,76 @@ final class PairingBook: @unchecked Sendable {
         return constantTimeEqual(known, token)
     }
 
-    /// Starts pairing: a fresh code for `controller` (shown by the caller), or nothing for a password.
-    func begin(for controller: String) -> (method: JSONValue, code: String?) {
-        let now = ContinuousClock.now
-        pending = pending.filter { $0.value.until > now }
-        if pending[controller] == nil, pending.count >= Self.maximumPending,
-           let oldest = pending.min(by: { $0.value.until < $1.value.until })?.key {
-            pending[oldest] = nil
-        }
-        switch authorization {
-        case .pin4, .pin6:
-            let length = authorization == .pin4 ? 4 : 6
-            var generator = SystemRandomNumberGenerator()
-            let code = String((0..<length).map { _ in Character(String(Int.random(in: 0...9, using: &generator))) })
-            pending[controller] = (code, .now + Self.codeLifetime)
-            return (["type": "numericCode", "length": .integer(Int64(length))], code)
-        case .password:
-            pending[controller] = ("", .now + Self.codeLifetime)
-            return (["type": "password"], nil)
-        case .none:
-            return (["type": "none"], nil)
-        }
+    /// Until when the pairing `connection` began is pending, if it is.
+    func pendingUntil(_ connection: ObjectIdentifier) -> ContinuousClock.Instant? {
+        attempts.attempt(of: connection, now: .now)?.until
     }
 
-    /// Checks a code; on success the controller is paired and gets its token.
-    func finish(for controller: String, code: String) throws(ReferenceProtocolError) -> String {
-        if let lockedUntil, lockedUntil > .now {
-            throw rateLimited(until: lockedUntil)
+    /// Starts pairing: a fresh code for the requester's connection (shown by the caller), or nothing
+    /// for a password. Refused while the requester is locked out, or when too many are pending.
+    func begin(for requester: Requester) throws(ReferenceProtocolError) -> (method: JSONValue, code: String?) {
+        let now = ContinuousClock.now
+        if authorization == .none { return (["type": "none"], nil) }
+        if let locked = lockouts.lockedFor(requester.subjects, now: now) { throw rateLimited(for: locked) }
+        let code: String
+        let method: JSONValue
+        if authorization == .password {
+            (code, method) = ("", ["type": "password"])
+        } else {
+            let length = authorization == .pin4 ? 4 : 6
+            var generator = SystemRandomNumberGenerator()
+            code = String((0..<length).map { _ in Character(String(Int.random(in: 0...9, using: &generator))) })
+            method = ["type": "numericCode", "length": .integer(Int64(length))]
         }
-        guard let started = pending[controller], started.until > .now else {
-            throw ReferenceProtocolError(.noPairingInProgress, "no pairing in progress for this controller (or its code expired); call pair.begin first")
+        try attempts.begin(.init(controller: requester.controller, address: requester.address, code: code, until: now + Self.codeLifetime),
+                           on: requester.connection, now: now)
+        return (method, authorization == .password ? nil : code)
+    }
+
+    /// Checks a code against the requester's own attempt; on success the controller is paired and gets its token.
+    func finish(for requester: Requester, code: String) throws(ReferenceProtocolError) -> String {
+        let now = ContinuousClock.now
+        if let locked = lockouts.lockedFor(requester.subjects, now: now) { throw rateLimited(for: locked) }
+        guard let attempt = attempts.attempt(of: requester.connection, now: now) else {
+            throw ReferenceProtocolError(.noPairingInProgress, "no pairing in progress on this connection (or its code expired); call pair.begin first")
         }
-        let expected = authorization == .password ? (password ?? "") : started.code
+        let expected = authorization == .password ? (password ?? "") : attempt.code
         guard constantTimeEqual(expected, code) else {
-            consecutiveFailures += 1
-            if consecutiveFailures >= Self.attemptsBeforeLockout {
-                consecutiveFailures = 0
-                lockouts += 1
-                let until = ContinuousClock.now + Self.firstLockout * (1 << min(lockouts - 1, 6))
-                lockedUntil = until
-                pending[controller] = nil
-                throw rateLimited(until: until)
+            let void = attempts.wrongCode(on: requester.connection, allowed: LockoutBook.failuresPerLockout)
+            switch lockouts.recordFailure(requester.subjects, now: now) {
+            case .locked(let length):
+                attempts.end(requester.connection)
+                throw rateLimited(for: length)
+            case .attemptsLeft(let left) where void:
+                // This code is spent; the next pair.begin shows a new one (the book allows more).
+                throw ReferenceProtocolError(.noPairingInProgress, "that was the last try for this code; call pair.begin for a new one (\(left) more before pairing is locked)")
+            case .attemptsLeft(let left):
+                throw ReferenceProtocolError(.wrongCode, "wrong \(authorization == .password ? "password" : "code"); \(left) attempt\(left == 1 ? "" : "s") left before pairing is locked",
+                                             data: ["attemptsLeft": .integer(Int64(left))])
             }
-            let left = Self.attemptsBeforeLockout - consecutiveFailures
-            throw ReferenceProtocolError(.wrongCode, "wrong \(authorization == .password ? "password" : "code"); \(left) attempt\(left == 1 ? "" : "s") left before pairing is locked",
-                                         data: ["attemptsLeft": .integer(Int64(left))])
         }
-        consecutiveFailures = 0
-        pending[controller] = nil
         var generator = SystemRandomNumberGenerator()
         let token = (0..<4).map { _ in String(format: "%016llx", generator.next() as UInt64) }.joined()
-        let previous = tokens[controller]
-        tokens[controller] = token
+        let previous = tokens[attempt.controller]
+        tokens[attempt.controller] = token
         do {
             try save()
         } catch {
-            tokens[controller] = previous  // a token lost at the next restart is worse than none
+            tokens[attempt.controller] = previous  // a token lost at the next restart is worse than none
             throw error
         }
+        attempts.end(requester.connection)
+        lockouts.forgive(requester.subjects)
         return token
     }
 
-    private func rateLimited(until: ContinuousClock.Instant) -> ReferenceProtocolError {
-        let seconds = Int64(((until - .now).components.seconds) + 1)
+    /// The connection closed: its attempt, if any, is over.
+    func connectionClosed(_ connection: ObjectIdentifier) {
+        attempts.end(connection)
+    }
+
+    private func rateLimited(for length: Duration) -> ReferenceProtocolError {
+        let seconds = max(1, length.components.seconds + (length.components.attoseconds > 0 ? 1 : 0))  // whole seconds, rounded up
         return ReferenceProtocolError(.rateLimited, "too many wrong codes; pairing is locked for \(seconds) more seconds",
                                       data: ["retryAfterSeconds": .integer(seconds)])
     }

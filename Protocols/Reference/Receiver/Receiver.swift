@@ -22,6 +22,8 @@ struct ReceiverConfiguration: Sendable {
     /// Drop this RTP packet (1-based) of every video stream, as a lossy network would: for tests of
     /// keyframe requests.
     var dropVideoPacket: Int?
+    /// How long and how many connections may stay open without pairing.
+    var unpaired = UnpairedLimits()
 }
 
 /// A stream is named by its controller: two controllers may both call theirs "r1".
@@ -39,8 +41,12 @@ final class ControllerLink: @unchecked Sendable {
     let identity = Mutex<(id: String, name: String)?>(nil)
     /// Set on the loop: during the handshake (no pairing needed), or by a token or pairing.
     private let isAuthorized = Atomic<Bool>(false)
+    /// When the receiver accepted it: unpaired connections live a bounded time from then.
+    let accepted = ContinuousClock.now
     // On the receiver's executor:
     var connection: Connection?
+    /// The last request it made: unpaired connections that make none are closed.
+    var lastRequest = ContinuousClock.now
     var authorized: Bool {
         get { isAuthorized.load(ordering: .relaxed) }
         set { isAuthorized.store(newValue, ordering: .relaxed) }
@@ -65,6 +71,10 @@ actor Receiver {
     private let player: MediaPlayer
     private let applications = ReceiverApplications()
     private var links: [ObjectIdentifier: ControllerLink] = [:]
+    /// The links not authorized yet, bounded in time and number.
+    private var unpaired: UnpairedConnections
+    /// The timer that closes the next unpaired link whose time is up, and when it fires.
+    private var unpairedSweep: (timer: EventLoop.TimerHandle, at: ContinuousClock.Instant)?
     private var volume = 0.5
     private var muted = false
     /// The session playing now: whose it is, its name, and the application running it.
@@ -83,6 +93,7 @@ actor Receiver {
         pairing = try PairingBook(authorization: configuration.announcement.authorization, password: configuration.password,
                                   stateDirectory: configuration.stateDirectory)
         player = MediaPlayer(ffmpeg: configuration.ffmpeg, loop: loop)
+        unpaired = UnpairedConnections(limits: configuration.unpaired)
     }
 
     /// Listens, then announces; the announcement waits for Avahi if Avahi is not there yet.
@@ -150,11 +161,46 @@ actor Receiver {
         link.connection = connection
         links[ObjectIdentifier(link)] = link
         say("\(link.name) connected from \(peer)")
-        if link.authorized { authorize(link) }
+        if link.authorized {
+            authorize(link)
+        } else {
+            for (victim, why) in unpaired.admit(link) { closeUnpaired(victim, why) }
+            sweepUnpaired()
+        }
         let reason = await connection.waitUntilClosed()
         links[ObjectIdentifier(link)] = nil
+        unpaired.remove(link)
+        pairing.connectionClosed(ObjectIdentifier(link))
         say("\(link.name) disconnected (\(reason.message))")
         controllerLeft(link)
+    }
+
+    /// Closes a connection that has not paired, saying which and why.
+    private func closeUnpaired(_ link: ControllerLink, _ why: String) {
+        say("closed the unpaired connection of \(link.name) from \(link.peer): \(why)")
+        guard let connection = link.connection else { return }
+        Task { await connection.close() }
+    }
+
+    /// Closes the unpaired connections whose time is up, and sets a timer for the next one.
+    /// Called when one is admitted and after each of their requests (which move their deadlines).
+    private func sweepUnpaired() {
+        let now = ContinuousClock.now
+        let (due, next) = unpaired.overdue(now: now) { pairing.pendingUntil($0) }
+        for (link, why) in due {
+            unpaired.remove(link)
+            closeUnpaired(link, why)
+        }
+        guard unpairedSweep?.at != next else { return }
+        if let unpairedSweep { loop.cancelTimer(unpairedSweep.timer) }
+        unpairedSweep = next.map { next in
+            (loop.schedule(after: next - now) { [unowned self] in
+                self.assumeIsolated { receiver in
+                    receiver.unpairedSweep = nil
+                    receiver.sweepUnpaired()
+                }
+            }, next)
+        }
     }
 
     private nonisolated func handlers(_ link: ControllerLink) -> RPCHandlers {
@@ -178,6 +224,7 @@ actor Receiver {
 
     private func authorize(_ link: ControllerLink) {
         link.authorized = true
+        unpaired.remove(link)
         // A controller coming back in time finds its session again (paused, as it left it).
         if let current, current.controller == link.controllerID, let graceTimer {
             loop.cancelTimer(graceTimer)
@@ -213,6 +260,10 @@ actor Receiver {
 
     private func handle(_ method: String, _ params: JSONObject, from link: ControllerLink) async throws -> JSONValue {
         typealias M = ReferenceProtocol.Method
+        link.lastRequest = .now
+        // An unpaired link's deadline moved (a request, a pairing begun or spent): find the next one.
+        let wasUnpaired = !link.authorized
+        defer { if wasUnpaired { sweepUnpaired() } }
         switch method {
         case M.authToken:
             guard let token = params["token"]?.stringValue, pairing.isPaired(link.controllerID, token: token) else {
@@ -221,13 +272,18 @@ actor Receiver {
             authorize(link)
             return [:]
         case M.pairBegin:
-            let (authorization, code) = pairing.begin(for: link.controllerID)
-            if let code { say("pairing code for \(link.name): \(code)") }
-            return ["authorization": authorization]
+            do {
+                let (authorization, code) = try pairing.begin(for: requester(link))
+                if let code { say("pairing code for \(link.name): \(code)") }
+                return ["authorization": authorization]
+            } catch {
+                say("refused to begin pairing with \(link.name) from \(link.peer): \(error.message)")
+                throw error
+            }
         case M.pairFinish:
             guard let code = params["code"]?.stringValue else { throw ReferenceProtocolError(.badRequest, "pair.finish needs a \"code\"") }
             do {
-                let token = try pairing.finish(for: link.controllerID, code: code)
+                let token = try pairing.finish(for: requester(link), code: code)
                 authorize(link)
                 say("paired with \(link.name)")
                 return ["token": .string(token)]
@@ -250,13 +306,22 @@ actor Receiver {
         }
     }
 
+    private func requester(_ link: ControllerLink) -> PairingBook.Requester {
+        PairingBook.Requester(connection: ObjectIdentifier(link), controller: link.controllerID, address: link.host)
+    }
+
     private func handleAuthorized(_ method: String, _ params: JSONObject, from link: ControllerLink) async throws -> JSONValue {
         typealias M = ReferenceProtocol.Method
         switch method {
         case M.play:
             let session = try sessionName(params)
             guard let url = params["url"]?.stringValue, let scheme = URL(string: url)?.scheme?.lowercased(), ["http", "https", "file"].contains(scheme) else {
-                throw ReferenceProtocolError(.badRequest, "\"url\" must be an http, https or file URL")
+                throw ReferenceProtocolError(.badRequest, "\"url\" must be an http or https URL")
+            }
+            guard scheme != "file" else {
+                // A file URL names a file on the controller's machine. Probing it here would tell the
+                // controller what is on the receiver's disk, so it is refused unread, in one sentence.
+                throw ReferenceProtocolError(.badRequest, "\(configuration.name) plays only http and https URLs: it cannot read files on the controller's machine, so serve the file over HTTP")
             }
             let application = params["application"]?.stringValue
             if let application, !applications.has(application) {

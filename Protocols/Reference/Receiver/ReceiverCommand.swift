@@ -30,6 +30,14 @@ struct ReceiverCommand: AsyncParsableCommand {
     @Flag(name: .customLong("report-onsets"), help: "Print the monotonic time at which decoded audio starts after silence.") var reportOnsets = false
     @Option(name: .customLong("drop-video-packet"), help: ArgumentHelp("Drop this RTP packet (1-based) of every video stream, as a lossy network would.", visibility: .hidden))
     var dropVideoPacket: Int?
+    @Option(name: .customLong("unpaired-idle-seconds"), help: "Close a connection that has not paired after this long without a request (unless a code it asked for is still valid).")
+    var unpairedIdleSeconds = 20
+    @Option(name: .customLong("unpaired-lifetime-seconds"), help: "Close a connection that has not paired this long after it opened, whatever it does.")
+    var unpairedLifetimeSeconds = 150
+    @Option(name: .customLong("unpaired-per-address"), help: "Connections that have not paired one address may keep open; more close its oldest.")
+    var unpairedPerAddress = 4
+    @Option(name: .customLong("unpaired-total"), help: "Connections that have not paired kept open in all; more close the oldest of the address keeping the most.")
+    var unpairedTotal = 64
 
     func validate() throws {
         guard !name.isEmpty, name.utf8.count <= 63 else { throw ValidationError("--name must be 1 to 63 bytes (a DNS-SD instance name)") }
@@ -39,6 +47,10 @@ struct ReceiverCommand: AsyncParsableCommand {
         }
         guard let authorization = ReceiverAnnouncement.Authorization(rawValue: auth) else { throw ValidationError("--auth must be none, pin4, pin6 or password, not \"\(auth)\"") }
         if authorization == .password && (password ?? "").isEmpty { throw ValidationError("--auth password needs --password") }
+        for (option, value) in [("--unpaired-idle-seconds", unpairedIdleSeconds), ("--unpaired-lifetime-seconds", unpairedLifetimeSeconds),
+                                ("--unpaired-per-address", unpairedPerAddress), ("--unpaired-total", unpairedTotal)] where !(1...86_400).contains(value) {
+            throw ValidationError("\(option) must be from 1 to 86400, not \(value)")
+        }
     }
 
     func run() async throws {
@@ -51,10 +63,12 @@ struct ReceiverCommand: AsyncParsableCommand {
         let announcement = ReceiverAnnouncement(id: try deviceID(), model: model, deviceType: MediaOutputDevice.DeviceType(rawValue: type)!,
                                                 capabilities: [.urlPlayback, .realtimeAudioStreaming, .realtimeVideoStreaming], authorization: ReceiverAnnouncement.Authorization(rawValue: auth)!,
                                                 volumeControl: .absolute, canMute: true)
+        let unpaired = UnpairedLimits(idle: .seconds(unpairedIdleSeconds), lifetime: .seconds(unpairedLifetimeSeconds),
+                                      perAddress: unpairedPerAddress, total: unpairedTotal)
         let receiver = try Receiver(configuration: ReceiverConfiguration(name: name, announcement: announcement, password: password, host: host,
                                                                           port: port, stateDirectory: stateDirectory, ffmpeg: ffmpeg, ffprobe: ffprobe,
                                                                           recordDirectory: recordDirectory, reportOnsets: reportOnsets,
-                                                                          dropVideoPacket: dropVideoPacket))
+                                                                          dropVideoPacket: dropVideoPacket, unpaired: unpaired))
         let signals = try SignalPipe([SIGTERM, SIGINT])
         try await receiver.start()
         let console = Task {
