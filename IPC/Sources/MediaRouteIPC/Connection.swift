@@ -39,7 +39,7 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
     @exclusivity(unchecked) private var decoder: FrameDecoder
     /// The frame the peer began and has not finished, by its stream offset, and the timer that
     /// ends the connection if it stays unfinished (a peer may not pin a buffer by going quiet).
-    private var unfinishedFrame: (timer: EventLoop.TimerHandle, offset: Int)?
+    @exclusivity(unchecked) private var unfinishedFrame: (timer: EventLoop.TimerHandle, offset: Int)?
     /// Descriptors received but not yet claimed by a frame, with the stream offset where the read
     /// that brought them ended: a frame starting before that offset must claim them.
     @exclusivity(unchecked) private var receivedDescriptors = Deque<(fd: Int32, arrivalEnd: Int)>()
@@ -59,7 +59,7 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
     @exclusivity(unchecked) private var readingPaused = false
     /// Bytes written since the connection opened: how a stall is told from a slow reader.
     @exclusivity(unchecked) private var bytesWritten = 0
-    private var stallTimer: EventLoop.TimerHandle?
+    @exclusivity(unchecked) private var stallTimer: EventLoop.TimerHandle?
 
     // Requests
     private struct Pending {
@@ -444,8 +444,9 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
     }
 
     private func cancelStallTimer() {
-        if let stallTimer { loop.cancelTimer(stallTimer) }
-        stallTimer = nil
+        guard let stallTimer else { return }
+        loop.cancelTimer(stallTimer)
+        self.stallTimer = nil
     }
 
     private func resumeReadingIfRoom() {
@@ -485,8 +486,9 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
     }
 
     private func cancelUnfinishedFrameTimer() {
-        if let unfinishedFrame { loop.cancelTimer(unfinishedFrame.timer) }
-        unfinishedFrame = nil
+        guard let unfinishedFrame else { return }
+        loop.cancelTimer(unfinishedFrame.timer)
+        self.unfinishedFrame = nil
     }
 
     // MARK: Input
