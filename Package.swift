@@ -145,7 +145,7 @@ let package = Package(
         .testTarget(name: "CAvahiTests", dependencies: ["CAvahi", "PrivateDaemons"]),
         .testTarget(name: "CDBusTests", dependencies: ["CDBus", "PrivateDaemons"]),
         .testTarget(name: "CBlueZTests", dependencies: ["CBlueZ"]),
-        .testTarget(name: "COpusTests", dependencies: ["COpus"]),
+        .testTarget(name: "COpusTests", dependencies: ["COpus", "MediaRouteIPC"]),
         .testTarget(name: "CX264Tests", dependencies: ["CX264"]),
     ],
     swiftLanguageModes: [.v6]

@@ -26,7 +26,7 @@ public final class PrivateAvahi: @unchecked Sendable {
         for tool in ["/usr/sbin/ip", "/usr/sbin/avahi-daemon", "/usr/bin/unshare"] where !FileManager.default.isExecutableFile(atPath: tool) {
             throw PrivateDaemonError("\(tool) is missing (apt-get install iproute2 avahi-daemon util-linux)")
         }
-        bus = try PrivateBus()
+        bus = try await PrivateBus.start()
         namespace = "mediaroute-\(UUID().uuidString.prefix(8).lowercased())"
         do {
             try await Self.run("/usr/sbin/ip", ["netns", "add", namespace])
@@ -92,7 +92,7 @@ public final class PrivateAvahi: @unchecked Sendable {
         stopped = true
         await stopDaemon()
         _ = try? await Self.run("/usr/sbin/ip", ["netns", "delete", namespace])
-        bus.stop()
+        await bus.stopFromTask()
     }
 
     /// Whether an Avahi daemon answers on the machine's own system bus (then nothing private is needed).

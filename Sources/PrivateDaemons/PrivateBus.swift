@@ -5,7 +5,7 @@ import MediaRouteIPC
 /// A private `dbus-daemon` for one test: its own socket in a temporary directory, started in the
 /// foreground so the test owns its PID, stopped by that PID. Never the machine's own bus.
 public final class PrivateBus: @unchecked Sendable {
-    public enum Kind: String { case system, session }
+    public enum Kind: String, Sendable { case system, session }
 
     public let directory: URL
     public let address: String
@@ -64,6 +64,18 @@ public final class PrivateBus: @unchecked Sendable {
             guard read(fd, &byte, 1) == 1 else { return false }
             if byte == UInt8(ascii: "\n") { return true }
         }
+    }
+
+    /// Starts a bus from async code. Waiting for the daemon's address blocks (for seconds on a busy
+    /// machine), so it happens on a thread of its own, never on one of the cooperative pool's few:
+    /// tests starting buses side by side starved every other task of the process that way.
+    public static func start(kind: Kind = .system) async throws -> PrivateBus {
+        try await onThreadOfItsOwn { try PrivateBus(kind: kind) }
+    }
+
+    /// `stop` from async code, for the same reason: waiting for the daemon to exit blocks.
+    public func stopFromTask() async {
+        _ = try? await onThreadOfItsOwn { self.stop() }
     }
 
     public var pid: Int32 { process.pid }

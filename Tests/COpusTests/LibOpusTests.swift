@@ -1,11 +1,12 @@
 import COpus
 import Foundation
+import MediaRouteIPC
 import Testing
 
 @Suite("libopus")
 struct LibOpusTests {
     /// A 440 Hz stereo sine through encoder and decoder at 128 kbps comes back recognisably.
-    @Test func sineSurvivesEncodeDecode() throws {
+    @Test func sineSurvivesEncodeDecode() async throws {
         let rate: Int32 = 48_000, channels: Int32 = 2, frame = 960  // 20 ms
         var error: Int32 = 0
         let encoder = try #require(opus_encoder_create(rate, channels, OPUS_APPLICATION_AUDIO, &error))
@@ -36,17 +37,22 @@ struct LibOpusTests {
         // The bitrate is roughly what was asked for.
         #expect((100_000...160_000).contains(totalBytes * 8))
 
-        // Align on the codec's delay, then compare the left channel.
-        var best = (lag: 0, snr: -Double.infinity)
-        for lag in 0..<1000 {
-            var signal = 0.0, noise = 0.0
-            for i in stride(from: 4800, to: frames * frame - 1000, by: 1) {
-                let x = Double(input[2 * i]), y = Double(output[2 * (i + lag)])
-                signal += x * x
-                noise += (x - y) * (x - y)
+        // Align on the codec's delay, then compare the left channel: seconds of arithmetic in a debug
+        // build, so on a thread of its own, keeping the cooperative pool's two threads for other tests.
+        let (sent, received, count) = (input, output, frames * frame)
+        let best = try await onThreadOfItsOwn {
+            var best = (lag: 0, snr: -Double.infinity)
+            for lag in 0..<1000 {
+                var signal = 0.0, noise = 0.0
+                for i in stride(from: 4800, to: count - 1000, by: 1) {
+                    let x = Double(sent[2 * i]), y = Double(received[2 * (i + lag)])
+                    signal += x * x
+                    noise += (x - y) * (x - y)
+                }
+                let snr = 10 * log10(signal / max(noise, 1e-12))
+                if snr > best.snr { best = (lag, snr) }
             }
-            let snr = 10 * log10(signal / max(noise, 1e-12))
-            if snr > best.snr { best = (lag, snr) }
+            return best
         }
         #expect(best.snr >= 20, "SNR \(best.snr) dB at lag \(best.lag)")
     }

@@ -1,6 +1,7 @@
 import Foundation
 import MediaDevice
 import MediaRouteIPC
+import PrivateDaemons
 @testable import MediaRouteSupervisor
 import Testing
 import TestSupport
@@ -11,9 +12,11 @@ import TestSupport
 struct OneTruthTests {
     @Test func aFailedReplacementLeavesNothingPlayingAnywhere() async throws {
         try await ReferenceTestBed.run { bed in
+            // Long enough that only a stop, never the end of the media, leaves the receiver idle.
+            try await MediaFileServer.makeTone(at: bed.harness.root + "/media/long.wav", seconds: 60, title: "Long Tone")
             let tv = try await bed.listedReceiver(arguments: ["--auth", "none"])
             try await bed.activate("Den TV") { _ in nil }
-            _ = try await bed.supervisor.startSession("Den TV", url: bed.media.url("tone.wav"))
+            _ = try await bed.supervisor.startSession("Den TV", url: bed.media.url("long.wav"))
             try await tv.statusShows("s1: playing")
 
             // The replacement names media the receiver cannot play: it refuses, and what played
@@ -29,7 +32,7 @@ struct OneTruthTests {
             #expect(stop?.message == "nothing is playing on Den TV")
 
             // The route itself is fine: a good URL plays again.
-            _ = try await bed.supervisor.startSession("Den TV", url: bed.media.url("tone.wav"))
+            _ = try await bed.supervisor.startSession("Den TV", url: bed.media.url("long.wav"))
             try await tv.statusShows("s1: playing")
         }
     }
