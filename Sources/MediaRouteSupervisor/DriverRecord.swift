@@ -27,6 +27,8 @@ final class DriverRecord: @unchecked Sendable {
     private var deviceOrder: [String] = []
     private var floodWindowStart = ContinuousClock.now
     private var floodCount = 0
+    /// Messages handled from the driver, ever: a driver still talking is not hung.
+    private(set) var messagesReceived = 0
 
     var id: String { manifest.protocolID }
 
@@ -70,6 +72,7 @@ final class DriverRecord: @unchecked Sendable {
             floodCount = 0
         }
         floodCount += 1
+        messagesReceived += 1
         return floodCount <= limit
     }
 

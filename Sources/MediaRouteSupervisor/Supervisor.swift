@@ -51,6 +51,8 @@ public actor Supervisor {
     private var pickerPublication: EventLoop.TimerHandle?
     /// More messages than this from one driver within a second is flooding.
     static let floodLimit = 5000
+    /// Heartbeats in a row a driver may miss while it keeps sending (see `startHeartbeat`).
+    static let heartbeatsForgivenWhileTalking = 2
     /// More devices than this from one driver is flooding too.
     static let deviceLimit = 1024
 
@@ -296,12 +298,23 @@ public actor Supervisor {
     private func startHeartbeat(_ record: DriverRecord, _ process: DriverProcess) {
         let timeouts = record.manifest.timeouts
         record.heartbeat = Task {
+            // Heartbeats missed while the driver kept sending: its answer may be waiting behind what
+            // it sent, on a supervisor too busy to have read that far. A few are forgiven (and the
+            // flood limit judges the sending); a driver that says nothing is hung at the first.
+            var forgiven = 0
             while !Task.isCancelled {
-                try? await Task.sleep(for: timeouts.heartbeatInterval)
+                if forgiven == 0 { try? await Task.sleep(for: timeouts.heartbeatInterval) }
                 guard !Task.isCancelled, process.termination == nil else { return }
+                let heard = record.messagesReceived
                 do {
                     _ = try await process.connection.request(DriverMethod.ping, timeout: timeouts.heartbeatTimeout)
+                    forgiven = 0
                 } catch let error as RPCError where error.code == .timedOut {
+                    guard process.termination == nil, process.stopReason == nil else { return }
+                    if record.messagesReceived != heard && forgiven < Self.heartbeatsForgivenWhileTalking {
+                        forgiven += 1
+                        continue
+                    }
                     self.logger.error("driver \(record.id) is hung: no heartbeat answer within \(timeouts.heartbeatTimeout.milliseconds) ms; killing it")
                     process.kill(reason: "hung: no heartbeat answer within \(timeouts.heartbeatTimeout.milliseconds) ms")
                     return

@@ -1,6 +1,7 @@
 import Foundation
 import MediaDevice
 import MediaRouteIPC
+import PrivateDaemons
 @testable import MediaRouteSupervisor
 import Testing
 import TestSupport
@@ -38,7 +39,9 @@ struct DiscoveryAndPairingTests {
             try await bed.receiver("Hall TV", arguments: ["--auth", "none"])
             try await bed.waitForPicker(view, ["Den TV", "Hall TV"])
             try await bed.activate("Den TV") { _ in nil }
-            _ = try await bed.supervisor.startSession("Den TV", url: bed.media.url("tone.wav"))
+            // Longer than an Avahi restart takes on a busy machine: it must still be playing after it.
+            try await MediaFileServer.makeTone(at: bed.harness.root + "/media/long.wav", seconds: 60, title: "Long Tone")
+            _ = try await bed.supervisor.startSession("Den TV", url: bed.media.url("long.wav"))
 
             let beforeRestart = den.console.mark
             await bed.avahi.stopDaemon()
