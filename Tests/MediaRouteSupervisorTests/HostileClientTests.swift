@@ -46,10 +46,11 @@ struct HostileClientTests {
         }
     }
 
-    /// Up to `count` clients, fewer if one fails to connect (the ones made are kept, to be closed).
+    /// Up to `count` clients, fewer if one fails to connect or a minute passes (those made are kept, to be closed).
     private static func connect(_ count: Int, to socket: String) -> [RawClient] {
         var clients: [RawClient] = []
-        for _ in 0..<count {
+        let deadline = ContinuousClock.now + .seconds(60)
+        for _ in 0..<count where ContinuousClock.now < deadline {
             guard let client = try? RawClient.connect(socket) else { break }
             clients.append(client)
         }
