@@ -15,6 +15,8 @@ struct SoakTests {
     static let cycles = max(2, Int(ProcessInfo.processInfo.environment["MEDIAROUTE_SOAK_CYCLES"] ?? "") ?? 3)
 
     /// Everything the soak runs against, stopped by PID whatever happens.
+    /// `@unchecked Sendable`: its lists change only in the test's own sequential flow (set-up, the
+    /// cycles, tear-down), never from two tasks at once; the compiler cannot see that ordering.
     final class Stage: @unchecked Sendable {
         let daemon: DaemonHarness
         let avahi: PrivateAvahi
