@@ -305,13 +305,20 @@ extension Supervisor {
     /// does not report; if even the stop fails, the route ends, and the device with it.
     private func settleFailedStart(on route: ActiveRoute) async {
         guard routes[route.session.id] === route, case .running = route.record.phase else { return }
+        guard await stopOrEnd(route, ending: "its session neither started nor stopped") == nil else { return }
+        if route.parent == nil { publish(.updated(route: route.json, protocolID: route.record.id)) }
+    }
+
+    /// Asks the driver to stop the route's session. If it cannot confirm the stop, the device may
+    /// play on: the route is ended (`ending` and the error say why), and the error is returned.
+    private func stopOrEnd(_ route: ActiveRoute, ending: String) async -> (any Error)? {
         do {
             _ = try await call(route.record, DriverMethod.stopSession, ["session": .string(route.session.id)])
+            return nil
         } catch {
-            await endRoute(route, reason: .override, message: "its session neither started nor stopped (\(error))")
-            return
+            await endRoute(route, reason: .override, message: "\(ending) (\(error))")
+            return error
         }
-        if route.parent == nil { publish(.updated(route: route.json, protocolID: route.record.id)) }
     }
 
     /// Forgets the session on a route and, if an app started it, tells that app it ended.
@@ -353,11 +360,7 @@ extension Supervisor {
     func stopSession(session: String, app: AppIdentity?) async throws {
         let route = try sessionRoute(session, app: app)
         guard route.playback != nil else { throw MediaDeviceError(.sessionFailed, "nothing is playing on \(route.device.displayName)") }
-        do {
-            _ = try await call(route.record, DriverMethod.stopSession, ["session": .string(route.session.id)])
-        } catch {
-            // The device may play on: end the route rather than report a stop that may not have happened.
-            await endRoute(route, reason: .override, message: "its session could not be stopped (\(error))")
+        if let error = await stopOrEnd(route, ending: "its session could not be stopped") {
             throw MediaDeviceError(.sessionFailed, "\(route.device.displayName) did not confirm the stop (\(error)); the route was ended so that nothing plays there")
         }
         if app == nil {
