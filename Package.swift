@@ -1,4 +1,4 @@
-// swift-tools-version: 6.1
+// swift-tools-version: 6.2
 import PackageDescription
 
 /// Every C library comes in as a system-library target found by pkg-config, with the Debian package
@@ -50,6 +50,10 @@ let package = Package(
             path: "IPC/Sources/MediaRouteIPC"
         ),
 
+        // The typed wire: one type per message of IPC/README.md §11, and the values they carry
+        // (devices, device errors, playback state), encoded and decoded in one place.
+        .target(name: "MediaRouteWire", dependencies: ["MediaRouteIPC"], path: "IPC/Sources/MediaRouteWire"),
+
         // Private D-Bus buses and Avahi daemons (in network namespaces of their own), for the demo
         // on a machine without Avahi, and for the tests: started and stopped by PID.
         .target(name: "PrivateDaemons", dependencies: ["MediaRouteIPC", "CLinuxHelpers"]),
@@ -64,7 +68,7 @@ let package = Package(
         .target(name: "AvahiDiscovery", dependencies: ["CAvahi"]),
 
         // The driver SDK: a protocol driver is one @main type conforming to MediaDeviceExtension.
-        .target(name: "MediaDevice", dependencies: ["MediaRouteIPC", "CLinuxHelpers"]),
+        .target(name: "MediaDevice", dependencies: ["MediaRouteWire", "MediaRouteIPC", "CLinuxHelpers"]),
 
         // The app library: routes, sessions, playback control, data channels, route changes.
         .target(name: "AVSystemRouting", dependencies: ["MediaDevice", "MediaRouteIPC"]),
@@ -126,7 +130,7 @@ let package = Package(
             ]
         ),
 
-        .testTarget(name: "MediaRouteIPCTests", dependencies: ["MediaRouteIPC", "TestSupport"]),
+        .testTarget(name: "MediaRouteIPCTests", dependencies: ["MediaRouteIPC", "MediaRouteWire", "TestSupport"]),
         // Real peers for tests (private dbus-daemon, ...), started and stopped by PID.
         .target(name: "TestSupport", dependencies: ["MediaRouteIPC", "MediaRouteSupervisor", "PrivateDaemons", .product(name: "Logging", package: "swift-log")],
                 path: "Tests/TestSupport"),

@@ -1,23 +1,4 @@
-import MediaRouteIPC
-
-/// Where playback stands on the device.
-public enum AVInterfacePlaybackState: String, Sendable, Hashable, CaseIterable {
-    case stopped, loading, playing, paused, ended, failed
-}
-
-/// What is playing, for Now Playing and the picker.
-public struct AVInterfaceMetadata: Sendable, Hashable {
-    public var title: String?
-    public var artist: String?
-    public var album: String?
-    public var artworkURL: String?
-    public init(title: String? = nil, artist: String? = nil, album: String? = nil, artworkURL: String? = nil) {
-        self.title = title
-        self.artist = artist
-        self.album = album
-        self.artworkURL = artworkURL
-    }
-}
+import MediaRouteWire
 
 /// Play and pause. The system sets `isPlaying`; the setter sends the command to the device.
 @MainActor public protocol AVInterfacePlaybackControllable: AnyObject {
@@ -59,41 +40,37 @@ public typealias AVInterfaceControllable = AVInterfacePlaybackControllable & AVI
 
 // MARK: Wire form: a snapshot of every property, and writes of the settable ones.
 
-extension AVInterfaceMetadata {
-    public var json: JSONValue {
-        var object = JSONObject()
-        if let title { object["title"] = .string(title) }
-        if let artist { object["artist"] = .string(artist) }
-        if let album { object["album"] = .string(album) }
-        if let artworkURL { object["artworkURL"] = .string(artworkURL) }
-        return .object(object)
+extension PlaybackChanges {
+    /// Applies the members present through the driver's setters, in a fixed order (seek before
+    /// play, so "seek to 30 s and play" starts at 30 s). The ranges were checked when they decoded.
+    @MainActor
+    func apply(to control: any AVInterfaceControllable) {
+        if let position { control.currentPlaybackPosition = position }
+        if let speed { control.playbackSpeed = speed }
+        if let volume { control.volume = volume }
+        if let muted { control.isMuted = muted }
+        if case .some(let selection) = selectedAudioOption { control.selectedAudioOption = selection }
+        if case .some(let selection) = selectedSubtitleOption { control.selectedSubtitleOption = selection }
+        if let isPlaying { control.isPlaying = isPlaying }
     }
 }
 
-@MainActor
-enum PlaybackChanges {
-    /// Applies the members present in `changes` through the driver's setters, in a fixed order
-    /// (seek before play, so "seek to 30 s and play" starts at 30 s).
-    static func apply(_ changes: JSONObject, to control: any AVInterfaceControllable) throws(RPCError) {
-        func number(_ key: String, in range: ClosedRange<Double>) throws(RPCError) -> Double? {
-            guard let value = changes[key] else { return nil }
-            guard let n = value.doubleValue, range.contains(n) else {
-                throw .invalidParams("\"\(key)\" must be a number from \(range.lowerBound) to \(range.upperBound)")
-            }
-            return n
-        }
-        if let position = try number("position", in: 0...1e9) { control.currentPlaybackPosition = position }
-        if let speed = try number("speed", in: -64...64) { control.playbackSpeed = Float(speed) }
-        if let volume = try number("volume", in: 0...1) { control.volume = Float(volume) }
-        if let value = changes["muted"] {
-            guard let muted = value.boolValue else { throw .invalidParams("\"muted\" must be true or false") }
-            control.isMuted = muted
-        }
-        if let value = changes["selectedAudioOption"] { control.selectedAudioOption = value.stringValue }
-        if let value = changes["selectedSubtitleOption"] { control.selectedSubtitleOption = value.stringValue }
-        if let value = changes["isPlaying"] {
-            guard let playing = value.boolValue else { throw .invalidParams("\"isPlaying\" must be true or false") }
-            control.isPlaying = playing
-        }
+extension PlaybackStatus {
+    /// Reads the state a driver's playback control is in now.
+    @MainActor
+    public init(of control: any AVInterfaceControllable) {
+        self.init()
+        isPlaying = control.isPlaying
+        state = control.state
+        position = control.currentPlaybackPosition
+        speed = control.playbackSpeed
+        volume = control.volume
+        isMuted = control.isMuted
+        timeRange = control.timeRange
+        audioOptions = control.audioOptions
+        selectedAudioOption = control.selectedAudioOption
+        subtitleOptions = control.subtitleOptions
+        selectedSubtitleOption = control.selectedSubtitleOption
+        metadata = control.metadata
     }
 }

@@ -1,6 +1,7 @@
 import CLinuxHelpers
 import Foundation
 import MediaRouteIPC
+import MediaRouteWire
 
 /// The driver process's side of the supervisor protocol: the handshake on descriptor 3, requests
 /// turned into `MediaDeviceExtension` calls on the main actor, and the playback-state cadence.
@@ -9,7 +10,7 @@ enum DriverRuntime {
     nonisolated static let routingManager = MediaDeviceRoutingManager()
     static var driver: (any MediaDeviceExtension)?
     static var playbackControls: [String: any AVInterfaceControllable] = [:]
-    static var lastSnapshots: [String: JSONObject] = [:]
+    static var lastSnapshots: [String: PlaybackStatus] = [:]
     static var sampleStreams: [RealtimeSampleStream] = []
     /// How often playback state is compared and, if changed, sent; a full update goes every `fullEvery` ticks.
     static let cadence: Duration = .milliseconds(250)
@@ -34,11 +35,10 @@ enum DriverRuntime {
         let driver = Driver()
         self.driver = driver
         let name = CommandLine.arguments.first.map { String($0.split(separator: "/").last ?? Substring($0)) } ?? "driver"
-        let hello = Hello(role: .driver, name: name, identity: [
-            "protocol": .string(driver.protocolType.identifier), "pid": .integer(Int64(getpid())),
-            "supportsSimultaneousSessions": .bool(driver.supportsSimultaneousSessions),
-            "realtimeSampleHandling": .bool(driver is any RealtimeSampleHandling),
-        ])
+        let identity = DriverIdentity(name: name, protocol: driver.protocolType.identifier, pid: getpid(),
+                                      supportsSimultaneousSessions: driver.supportsSimultaneousSessions,
+                                      realtimeSampleHandling: driver is any RealtimeSampleHandling)
+        let hello = Hello(role: .driver, name: name, identity: identity.object)
         let connection: Connection
         do {
             connection = try await Connection.open(socket: socket, hello: hello, side: .initiator(),
@@ -69,10 +69,10 @@ enum DriverRuntime {
     /// Sends the state of each session whose state changed since last sent (or all, if `force`).
     static func publishPlaybackState(force: Bool, only session: String?) {
         for (id, control) in playbackControls where session == nil || session == id {
-            let snapshot = PlaybackStatus(of: control).json
+            let snapshot = PlaybackStatus(of: control)
             guard force || lastSnapshots[id] != snapshot else { continue }
             lastSnapshots[id] = snapshot
-            routingManager.post(DriverMethod.playbackState, ["session": .string(id), "state": .object(snapshot)])
+            routingManager.post(FromDriver.PlaybackState(session: id, state: snapshot))
         }
     }
 
@@ -80,94 +80,88 @@ enum DriverRuntime {
 
     nonisolated static func handlers() -> RPCHandlers {
         var handlers = RPCHandlers()
-        /// Runs `body` on the main actor with the driver; errors from parameter checks become invalidParams.
-        func on(_ method: String, _ body: @escaping @MainActor @Sendable (any MediaDeviceExtension, JSONObject) throws -> JSONValue) {
-            handlers.onRequest(method) { request in
-                let result: Result<JSONValue, any Error> = await MainActor.run {
+        /// Runs `body` on the main actor with the driver, after the params decoded.
+        func on<Request: WireRequest>(_ type: Request.Type, _ body: @escaping @MainActor @Sendable (any MediaDeviceExtension, Request) throws -> Request.Result) {
+            handlers.on(type) { request, _ in
+                let result: Result<Request.Result, any Error> = await MainActor.run {
                     guard let driver = DriverRuntime.driver else { return .failure(RPCError(.internalError, "the driver is not running")) }
-                    return Result { try body(driver, request.params) }
+                    return Result { try body(driver, request) }
                 }
-                return RPCReply(try result.get())
+                do { return try result.get() } catch let error as MediaDeviceError { throw error.rpcError }
             }
         }
-        on(DriverMethod.startDiscovery) { driver, _ in driver.startDeviceDiscovery(); return .null }
-        on(DriverMethod.stopDiscovery) { driver, _ in driver.stopDeviceDiscovery(); return .null }
-        on(DriverMethod.activate) { driver, params in
-            let features = MediaOutputDevice.Capabilities(names: params["features"]?.arrayValue?.compactMap(\.stringValue) ?? []) ?? []
-            driver.activateDevice(try params.device(), session: try params.session(), for: features)
-            return .null
+        on(ToDriver.StartDiscovery.self) { driver, _ in driver.startDeviceDiscovery(); return NoResult() }
+        on(ToDriver.StopDiscovery.self) { driver, _ in driver.stopDeviceDiscovery(); return NoResult() }
+        on(ToDriver.Activate.self) { driver, request in
+            driver.activateDevice(request.device, session: try session(request.session), for: request.features)
+            return NoResult()
         }
-        on(DriverMethod.pair) { driver, params in
-            driver.connectUsingPairingCode(params["code"]?.stringValue, to: try params.device(), session: try params.session())
-            return .null
+        on(ToDriver.Pair.self) { driver, request in
+            driver.connectUsingPairingCode(request.code, to: request.device, session: try session(request.session))
+            return NoResult()
         }
-        on(DriverMethod.deactivate) { driver, params in
-            let session = try params.session()
+        on(ToDriver.Deactivate.self) { driver, request in
+            let session = try session(request.session)
             closeStreams { $0.session == session }
-            driver.deactivateDevice(try params.device(), session: session)
+            driver.deactivateDevice(request.device, session: session)
             forget(session.id)
-            return .null
+            return NoResult()
         }
-        on(DriverMethod.setVolume) { driver, params in
-            guard let level = params["volume"]?.doubleValue, (0...1).contains(level) else { throw RPCError.invalidParams("\"volume\" must be a number from 0 to 1") }
-            driver.setVolume(Float(level), for: try params.device())
-            return .null
+        on(ToDriver.SetVolume.self) { driver, request in
+            guard (0...1).contains(request.volume) else { throw RPCError.invalidParams("volume.set: \"volume\" must be from 0 to 1, not \(request.volume)") }
+            driver.setVolume(Float(request.volume), for: request.device)
+            return NoResult()
         }
-        on(DriverMethod.getVolume) { driver, params in
-            let device = try params.device()
-            return ["volume": driver.volume(for: device).json, "muted": .bool(driver.isDeviceMuted(device))]
+        on(ToDriver.GetVolume.self) { driver, request in
+            .init(volume: driver.volume(for: request.device), muted: driver.isDeviceMuted(request.device))
         }
-        on(DriverMethod.changeVolume) { driver, params in
-            guard let steps = params["by"]?.integerValue, (-100...100).contains(steps) else { throw RPCError.invalidParams("\"by\" must be an integer from -100 to 100") }
-            driver.changeVolume(by: Int(steps), for: try params.device())
-            return .null
+        on(ToDriver.ChangeVolume.self) { driver, request in
+            guard (-100...100).contains(request.by) else { throw RPCError.invalidParams("volume.change: \"by\" must be from -100 to 100, not \(request.by)") }
+            driver.changeVolume(by: request.by, for: request.device)
+            return NoResult()
         }
-        on(DriverMethod.mute) { driver, params in driver.muteDevice(try params.device()); return .null }
-        on(DriverMethod.unmute) { driver, params in driver.unmuteDevice(try params.device()); return .null }
-        on(DriverMethod.startSession) { driver, params in
-            guard let text = params["url"]?.stringValue, let url = URL(string: text), url.scheme != nil else {
-                throw RPCError.invalidParams("\"url\" must be an absolute URL")
+        on(ToDriver.Mute.self) { driver, request in driver.muteDevice(request.device); return NoResult() }
+        on(ToDriver.Unmute.self) { driver, request in driver.unmuteDevice(request.device); return NoResult() }
+        on(ToDriver.StartSession.self) { driver, request in
+            guard let url = URL(string: request.url), url.scheme != nil else {
+                throw RPCError.invalidParams("session.start: \"url\" must be an absolute URL, not \"\(request.url)\"")
             }
-            driver.startSession(try params.session(), identifier: params["application"]?.stringValue, url: url)
-            return .null
+            driver.startSession(try session(request.session), identifier: request.application, url: url)
+            return NoResult()
         }
-        on(DriverMethod.stopSession) { driver, params in
-            let session = try params.session()
+        on(ToDriver.StopSession.self) { driver, request in
+            let session = try session(request.session)
             driver.stopSession(session)
             forget(session.id)
-            return .null
+            return NoResult()
         }
-        on(DriverMethod.dataToDevice) { driver, params in
-            guard let application = params["application"]?.stringValue else { throw RPCError.invalidParams("\"application\" must be a string") }
-            guard let text = params["data"]?.stringValue, let data = Data(base64Encoded: text) else { throw RPCError.invalidParams("\"data\" must be base64") }
-            driver.receiveData(data, fromApplication: application, session: try params.session())
-            return .null
+        on(ToDriver.DataToDevice.self) { driver, request in
+            driver.receiveData(request.data.bytes, fromApplication: request.application, session: try session(request.session))
+            return NoResult()
         }
-        on(DriverMethod.setPlayback) { _, params in
-            let session = try params.session()
+        on(ToDriver.SetPlayback.self) { _, request in
+            let session = try session(request.session)
             guard let control = playbackControls[session.id] else {
-                throw MediaDeviceError(.sessionFailed, "\(session) has no playback in progress").rpcError
+                throw MediaDeviceError(.sessionFailed, "\(session) has no playback in progress")
             }
-            try PlaybackChanges.apply(params["changes"]?.objectValue ?? [:], to: control)
-            let snapshot = PlaybackStatus(of: control).json
+            request.changes.apply(to: control)
+            let snapshot = PlaybackStatus(of: control)
             lastSnapshots[session.id] = snapshot
-            return .object(snapshot)
+            return snapshot
         }
-        on(DriverMethod.ping) { _, _ in .object([:]) }
-        handlers.onRequest(DriverMethod.startStream) { request in
+        on(ToDriver.Ping.self) { _, _ in .init() }
+        handlers.on(ToDriver.StartStream.self) { request, incoming in
             // The ring is mapped here, off the main actor; the driver hears of it on the main actor.
-            let params = request.params
-            let format = try SampleFormat(json: params["format"])
-            guard let identifier = params["stream"]?.stringValue, !identifier.isEmpty else { throw RPCError.invalidParams("\"stream\" must be a non-empty string") }
-            let session = try params.session()
+            let session = try session(request.session)
+            guard !request.stream.isEmpty else { throw RPCError.invalidParams("stream.start: \"stream\" must be a non-empty string") }
             let ring: SampleRing
             do {
-                ring = try SampleRing(descriptors: request.descriptors)
+                ring = try SampleRing(descriptors: incoming.descriptors)
             } catch let error as SampleRingError {
                 throw RPCError.invalidParams(error.message)
             }
-            guard ring.format == format else { throw RPCError.invalidParams("the ring holds \(ring.format), but the message says \(format)") }
-            let stream = RealtimeSampleStream(identifier: identifier, session: session, ring: ring)
+            guard ring.format == request.format else { throw RPCError.invalidParams("the ring holds \(ring.format), but the message says \(request.format)") }
+            let stream = RealtimeSampleStream(identifier: request.stream, session: session, ring: ring)
             let result: Result<Void, RPCError> = await MainActor.run {
                 guard let driver = DriverRuntime.driver as? any RealtimeSampleHandling else {
                     return .failure(MediaDeviceError(.unsupported, "this driver takes no real-time samples").rpcError)
@@ -177,14 +171,18 @@ enum DriverRuntime {
                 return .success(())
             }
             try result.get()
-            return RPCReply()
+            return NoResult()
         }
-        on(DriverMethod.stopStream) { driver, params in
-            guard let identifier = params["stream"]?.stringValue else { throw RPCError.invalidParams("\"stream\" must be a string") }
-            closeStreams { $0.identifier == identifier }
-            return .null
+        on(ToDriver.StopStream.self) { _, request in
+            closeStreams { $0.identifier == request.stream }
+            return NoResult()
         }
         return handlers
+    }
+
+    nonisolated static func session(_ id: String) throws(RPCError) -> MediaOutputSession {
+        guard !id.isEmpty else { throw .invalidParams("\"session\" must be a non-empty string") }
+        return MediaOutputSession(id: id)
     }
 
     /// Closes the streams that match, and tells the driver of each.
@@ -200,17 +198,5 @@ enum DriverRuntime {
     static func forget(_ session: String) {
         playbackControls[session] = nil
         lastSnapshots[session] = nil
-    }
-}
-
-extension JSONObject {
-    func device() throws(RPCError) -> MediaOutputDevice {
-        guard let value = self["device"] else { throw .invalidParams("missing \"device\"") }
-        do { return try MediaOutputDevice(json: value) } catch { throw .invalidParams(error.message) }
-    }
-
-    func session() throws(RPCError) -> MediaOutputSession {
-        guard let id = self["session"]?.stringValue, !id.isEmpty else { throw .invalidParams("\"session\" must be a non-empty string") }
-        return MediaOutputSession(id: id)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import MediaRouteIPC
+import MediaRouteWire
 import Synchronization
 
 /// How a driver reports to the system: devices found and lost, activation results, pairing
@@ -9,7 +10,7 @@ import Synchronization
 /// with `routingManager(for: self)`.
 public final class MediaDeviceRoutingManager: Sendable {
     private enum Outbox {
-        case waiting([(String, JSONObject)])
+        case waiting([(method: String, params: JSONObject)])
         case connected(Connection)
     }
     private let outbox = Mutex(Outbox.waiting([]))
@@ -28,32 +29,40 @@ public final class MediaDeviceRoutingManager: Sendable {
 
     // MARK: Discovery
 
-    public func foundDevice(_ device: MediaOutputDevice) { post(DriverMethod.found, ["device": device.json]) }
-    public func lostDevice(_ device: MediaOutputDevice) { post(DriverMethod.lost, ["id": .string(device.id)]) }
+    public func foundDevice(_ device: MediaOutputDevice) { post(FromDriver.DeviceFound(device: device)) }
+    public func lostDevice(_ device: MediaOutputDevice) { post(FromDriver.DeviceLost(id: device.id)) }
     /// Replaces what the driver reported with these devices (changed names, capabilities, ...).
-    public func updateDevices(_ devices: [MediaOutputDevice]) { post(DriverMethod.updated, ["devices": .array(devices.map(\.json))]) }
+    public func updateDevices(_ devices: [MediaOutputDevice]) { post(FromDriver.DevicesUpdated(devices: devices)) }
     /// Discovery could not run (not: found nothing). Say why, so the operator can act.
     public func discoveryFailed(_ error: any Error) {
-        post(DriverMethod.discoveryFailed, ["error": Self.deviceError(error, default: .discoveryFailed).json])
+        post(FromDriver.DiscoveryFailed(error: Self.deviceError(error, default: .discoveryFailed)))
     }
 
     // MARK: Activation
 
     public func activatedDevice(_ device: MediaOutputDevice, session: MediaOutputSession) {
-        post(DriverMethod.activated, ["device": .string(device.id), "session": .string(session.id)])
+        post(FromDriver.Activated(device: device.id, session: session.id))
     }
 
+    /// The activation did not happen. After a wrong code, either ask again (`requestPairingCode`)
+    /// or give up here with `.authorizationFailed`; the supervisor waits for one or the other.
     public func failedToActivateDevice(_ device: MediaOutputDevice, session: MediaOutputSession, error: any Error) {
-        post(DriverMethod.activationFailed, ["device": .string(device.id), "session": .string(session.id),
-                                             "error": Self.deviceError(error, default: .connectionFailed).json])
+        post(FromDriver.ActivationFailed(device: device.id, session: session.id, error: Self.deviceError(error, default: .connectionFailed)))
+    }
+
+    /// Linux addition: an active device dropped the activation on its own (its connection closed,
+    /// it rebooted, another controller took it) while it may still be discoverable. The route ends
+    /// (apps hear `oldDeviceUnavailable`) and `deactivateDevice` follows to release the session.
+    public func deviceDeactivated(_ device: MediaOutputDevice, session: MediaOutputSession, error: any Error) {
+        post(FromDriver.Deactivated(device: device.id, session: session.id, error: Self.deviceError(error, default: .connectionFailed)))
     }
 
     /// Asks the person who started the activation for a code or password; the answer arrives in
-    /// `connectUsingPairingCode(_:to:session:)` (nil if they cancelled).
+    /// `connectUsingPairingCode(_:to:session:)` (nil if they cancelled). `reason` is shown to the
+    /// person once, with the prompt: say what to enter ("Enter the code the TV shows.").
     public func requestPairingCode(for device: MediaOutputDevice, session: MediaOutputSession, reason: String,
                                    authorizationMethod: MediaOutputDevice.AuthorizationMethod) {
-        post(DriverMethod.pairingRequested, ["device": .string(device.id), "session": .string(session.id),
-                                             "reason": .string(reason), "authorizationMethod": authorizationMethod.json])
+        post(FromDriver.PairingRequested(device: device.id, session: session.id, reason: reason, authorizationMethod: authorizationMethod))
     }
 
     // MARK: Sessions
@@ -63,14 +72,13 @@ public final class MediaDeviceRoutingManager: Sendable {
     @MainActor
     public func started(application: String?, playbackControl: any AVInterfaceControllable, session: MediaOutputSession) {
         DriverRuntime.playbackControls[session.id] = playbackControl
-        var params: JSONObject = ["session": .string(session.id), "state": .object(PlaybackStatus(of: playbackControl).json)]
-        if let application { params["application"] = .string(application) }
-        DriverRuntime.lastSnapshots[session.id] = params["state"]?.objectValue
-        post(DriverMethod.sessionStarted, params)
+        let state = PlaybackStatus(of: playbackControl)
+        DriverRuntime.lastSnapshots[session.id] = state
+        post(FromDriver.SessionStarted(session: session.id, application: application, state: state))
     }
 
     public func sessionFailed(_ session: MediaOutputSession, error: any Error) {
-        post(DriverMethod.sessionFailed, ["session": .string(session.id), "error": Self.deviceError(error, default: .sessionFailed).json])
+        post(FromDriver.SessionFailed(session: session.id, error: Self.deviceError(error, default: .sessionFailed)))
     }
 
     /// Pushes the session's playback state now, instead of at the next cadence tick.
@@ -84,21 +92,20 @@ public final class MediaDeviceRoutingManager: Sendable {
     @MainActor
     public func volumeChanged(for device: MediaOutputDevice) {
         guard let driver = DriverRuntime.driver else { return }
-        post(DriverMethod.volumeChanged, ["device": .string(device.id), "volume": driver.volume(for: device).json,
-                                          "muted": .bool(driver.isDeviceMuted(device))])
+        post(FromDriver.VolumeChanged(device: device.id, volume: driver.volume(for: device), muted: driver.isDeviceMuted(device)))
     }
 
     /// Sends data from the device's application toward the app of the session.
     public func sendData(_ data: Data, toApplication applicationIdentifier: String, session: MediaOutputSession) {
-        post(DriverMethod.dataToApplication, ["session": .string(session.id), "application": .string(applicationIdentifier),
-                                              "data": .string(data.base64EncodedString())])
+        post(FromDriver.DataToApplication(session: session.id, application: applicationIdentifier, data: Base64Payload(data)))
     }
 
     // MARK: Plumbing
 
     /// Posting happens under the lock, so reports from different threads keep one order, and none
     /// made while the queue drains can overtake the queued ones.
-    func post(_ method: String, _ params: JSONObject) {
+    func post<Report: WireNotification>(_ report: Report) {
+        let (method, params) = (Report.method, report.params)
         outbox.withLock { state in
             switch state {
             case .waiting(var queued):

@@ -1,4 +1,5 @@
 import MediaRouteIPC
+import MediaRouteWire
 import Synchronization
 
 /// A driver whose devices take samples rather than URLs: devices with `realtimeAudioStreaming` or
@@ -45,8 +46,7 @@ extension MediaDeviceRoutingManager {
     /// told why, and its writes fail from then on. The stream then closes here too, as if stopped
     /// (`stopRealtimeSampleDelivery`). Callable from any thread.
     public func sampleStreamFailed(_ stream: RealtimeSampleStream, error: any Error) {
-        post(DriverMethod.streamFailed, ["session": .string(stream.session.id), "stream": .string(stream.identifier),
-                                         "error": Self.deviceError(error, default: .sessionFailed).json])
+        post(FromDriver.StreamFailed(session: stream.session.id, stream: stream.identifier, error: Self.deviceError(error, default: .sessionFailed)))
         let identifier = stream.identifier
         Task { @MainActor in DriverRuntime.closeStreams { $0.identifier == identifier } }
     }

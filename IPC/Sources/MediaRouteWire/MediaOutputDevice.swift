@@ -1,5 +1,3 @@
-import MediaRouteIPC
-
 /// A remote playback device a driver found: what the picker lists and what sessions target.
 public struct MediaOutputDevice: Sendable, Hashable, Identifiable, CustomStringConvertible {
     /// What the device can do; real-time streaming arrives with `RealtimeSampleHandling`.
@@ -98,66 +96,88 @@ public struct MediaOutputDevice: Sendable, Hashable, Identifiable, CustomStringC
     public var description: String { "\(displayName) [\(id)]" }
 }
 
-// MARK: Wire form (IPC/README.md, "Driver methods")
+// MARK: Wire form (IPC/README.md §11.1)
 
-extension MediaOutputDevice.AuthorizationMethod {
-    public var json: JSONValue {
+extension MediaOutputDevice.AuthorizationMethod: Codable {
+    private enum Keys: String, CodingKey { case type, length }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: Keys.self)
         switch self {
-        case .numericCode(let length): ["type": "numericCode", "length": .integer(Int64(length.rawValue))]
-        case .password: ["type": "password"]
-        case .none: ["type": "none"]
+        case .numericCode(let length):
+            try container.encode("numericCode", forKey: .type)
+            try container.encode(length.rawValue, forKey: .length)
+        case .password: try container.encode("password", forKey: .type)
+        case .none: try container.encode("none", forKey: .type)
         }
     }
 
-    public init?(json: JSONValue) {
-        switch json.objectValue?["type"]?.stringValue {
-        case "numericCode"?:
-            guard let n = json.objectValue?["length"]?.integerValue, let length = CodeLength(rawValue: Int(n)) else { return nil }
-            self = .numericCode(length: length)
-        case "password"?: self = .password
-        case "none"?: self = .none
-        default: return nil
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: Keys.self)
+        switch try container.decode(String.self, forKey: .type) {
+        case "numericCode":
+            let length = try container.decode(Int.self, forKey: .length)
+            guard let known = CodeLength(rawValue: length) else {
+                throw WireDecodingError(path: container.codingPath + [Keys.length], "a numeric code is 4 or 6 digits long, not \(length)")
+            }
+            self = .numericCode(length: known)
+        case "password": self = .password
+        case "none": self = .none
+        case let other: throw WireDecodingError(path: container.codingPath + [Keys.type], "\"\(other)\" is not numericCode, password or none")
         }
     }
 }
 
-extension MediaOutputDevice {
-    public var json: JSONValue {
-        var object: JSONObject = [
-            "id": .string(id), "displayName": .string(displayName),
-            "capabilities": .array(capabilities.names.map { .string($0) }),
-            "deviceType": .string(deviceType.rawValue), "volumeControl": .string(volumeControl.rawValue), "canMute": .bool(canMute),
-        ]
-        if !requiredNetworkEndpoints.isEmpty {
-            object["requiredNetworkEndpoints"] = .array(requiredNetworkEndpoints.map { ["host": .string($0.host), "port": .integer(Int64($0.port))] })
+extension MediaOutputDevice: Codable {
+    private enum Keys: String, CodingKey { case id, displayName, capabilities, deviceType, volumeControl, canMute, requiredNetworkEndpoints }
+    private enum EndpointKeys: String, CodingKey { case host, port }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: Keys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(displayName, forKey: .displayName)
+        try container.encode(capabilities.names, forKey: .capabilities)
+        try container.encode(deviceType.rawValue, forKey: .deviceType)
+        try container.encode(volumeControl.rawValue, forKey: .volumeControl)
+        try container.encode(canMute, forKey: .canMute)
+        guard !requiredNetworkEndpoints.isEmpty else { return }
+        var endpoints = container.nestedUnkeyedContainer(forKey: .requiredNetworkEndpoints)
+        for endpoint in requiredNetworkEndpoints {
+            var member = endpoints.nestedContainer(keyedBy: EndpointKeys.self)
+            try member.encode(endpoint.host, forKey: .host)
+            try member.encode(endpoint.port, forKey: .port)
         }
-        return .object(object)
     }
 
-    /// Reads a device from the wire; the error sentence names the member that is wrong.
-    public init(json: JSONValue) throws(MediaDeviceError) {
-        func bad(_ what: String) -> MediaDeviceError { MediaDeviceError(.invalidDevice, "invalid device: \(what)") }
-        guard let object = json.objectValue else { throw bad("expected an object, got \(json.kindName)") }
-        guard let id = object["id"]?.stringValue else { throw bad("\"id\" must be a string") }
-        guard let name = object["displayName"]?.stringValue else { throw bad("\"displayName\" must be a string") }
-        guard let capabilityNames = object["capabilities"]?.arrayValue?.compactMap(\.stringValue),
-              let capabilities = Capabilities(names: capabilityNames) else {
-            throw bad("\"capabilities\" must list urlPlayback, realtimeAudioStreaming or realtimeVideoStreaming")
+    /// Reads a device from the wire; the error names the member that is wrong and why.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: Keys.self)
+        func bad(_ key: Keys?, _ problem: String) -> WireDecodingError {
+            WireDecodingError(path: container.codingPath + (key.map { [$0] } ?? []), problem)
         }
-        let type = DeviceType(rawValue: object["deviceType"]?.stringValue ?? "unknown")
-        guard let type else { throw bad("unknown \"deviceType\"; expected one of \(DeviceType.allCases.map(\.rawValue).joined(separator: ", "))") }
-        guard let volume = VolumeControl(rawValue: object["volumeControl"]?.stringValue ?? "none") else {
-            throw bad("\"volumeControl\" must be absolute, relative or none")
+        let id = try container.decode(String.self, forKey: .id)
+        let name = try container.decode(String.self, forKey: .displayName)
+        guard let capabilities = Capabilities(names: try container.decode([String].self, forKey: .capabilities)) else {
+            throw bad(.capabilities, "list urlPlayback, realtimeAudioStreaming or realtimeVideoStreaming")
         }
+        let typeName = try container.decodeIfPresent(String.self, forKey: .deviceType) ?? "unknown"
+        guard let type = DeviceType(rawValue: typeName) else {
+            throw bad(.deviceType, "\"\(typeName)\" is not one of \(DeviceType.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        let controlName = try container.decodeIfPresent(String.self, forKey: .volumeControl) ?? "none"
+        guard let volume = VolumeControl(rawValue: controlName) else { throw bad(.volumeControl, "must be absolute, relative or none") }
         var endpoints: [NetworkEndpoint] = []
-        for value in object["requiredNetworkEndpoints"]?.arrayValue ?? [] {
-            guard let host = value.objectValue?["host"]?.stringValue, let port = value.objectValue?["port"]?.integerValue, (1...65535).contains(port) else {
-                throw bad("each of \"requiredNetworkEndpoints\" needs a \"host\" and a \"port\" from 1 to 65535")
+        if container.contains(.requiredNetworkEndpoints) {
+            var list = try container.nestedUnkeyedContainer(forKey: .requiredNetworkEndpoints)
+            while !list.isAtEnd {
+                let member = try list.nestedContainer(keyedBy: EndpointKeys.self)
+                let port = try member.decode(Int.self, forKey: .port)
+                guard (1...65535).contains(port) else { throw WireDecodingError(path: member.codingPath + [EndpointKeys.port], "must be from 1 to 65535") }
+                endpoints.append(NetworkEndpoint(host: try member.decode(String.self, forKey: .host), port: UInt16(port)))
             }
-            endpoints.append(NetworkEndpoint(host: host, port: UInt16(port)))
         }
-        if let problem = Self.problem(id: id, displayName: name, capabilities: capabilities, endpoints: endpoints) { throw bad(problem) }
+        if let problem = Self.problem(id: id, displayName: name, capabilities: capabilities, endpoints: endpoints) { throw bad(nil, problem) }
         self.init(id: id, displayName: name, capabilities: capabilities, deviceType: type, volumeControl: volume,
-                  canMute: object["canMute"]?.boolValue ?? false, requiredNetworkEndpoints: endpoints)!
+                  canMute: try container.decodeIfPresent(Bool.self, forKey: .canMute) ?? false, requiredNetworkEndpoints: endpoints)!
     }
 }

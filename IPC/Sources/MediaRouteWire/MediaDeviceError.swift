@@ -16,7 +16,7 @@ public struct MediaDeviceError: Error, Sendable, Hashable, CustomStringConvertib
         case driverFailed = 1009
         case busy = 1010
 
-        var defaultMessage: String {
+        package var defaultMessage: String {
             switch self {
             case .connectionFailed: "could not connect to the device"
             case .authorizationFailed: "the device did not accept the pairing code or password"
@@ -42,16 +42,29 @@ public struct MediaDeviceError: Error, Sendable, Hashable, CustomStringConvertib
 
     public var description: String { "\(message) (code \(code.rawValue))" }
 
-    public var rpcError: RPCError { RPCError(RPCError.Code(code.rawValue), message) }
+    package var rpcError: RPCError { RPCError(RPCError.Code(code.rawValue), message) }
 
-    public init(rpcError: RPCError) {
+    package init(rpcError: RPCError) {
         self.init(Code(rawValue: rpcError.code.rawValue) ?? .driverFailed, rpcError.message)
     }
+}
 
-    public var json: JSONValue { ["code": .integer(Int64(code.rawValue)), "message": .string(message)] }
+extension MediaDeviceError: Codable {
+    private enum Keys: String, CodingKey { case code, message }
 
-    public init?(json: JSONValue?) {
-        guard let object = json?.objectValue, let raw = object["code"]?.integerValue, let code = Code(rawValue: Int(raw)) else { return nil }
-        self.init(code, object["message"]?.stringValue)
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: Keys.self)
+        try container.encode(code.rawValue, forKey: .code)
+        try container.encode(message, forKey: .message)
+    }
+
+    /// A device error from the wire: a code of §11.1's table and, optionally, a sentence.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: Keys.self)
+        let raw = try container.decode(Int.self, forKey: .code)
+        guard let code = Code(rawValue: raw) else {
+            throw WireDecodingError(path: container.codingPath + [Keys.code], "\(raw) is not a device error code (1001 to 1010)")
+        }
+        self.init(code, try container.decodeIfPresent(String.self, forKey: .message))
     }
 }
