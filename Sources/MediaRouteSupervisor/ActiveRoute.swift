@@ -1,10 +1,11 @@
 import MediaDevice
 import MediaRouteIPC
+import MediaRouteWire
 import Synchronization
 
 /// An activated device: the route apps and the CLI play to, until it is deactivated or its driver dies.
-/// Used only on the supervisor's executor.
-final class ActiveRoute: @unchecked Sendable {
+/// Not Sendable: it lives in the supervisor's `RouteTable`, on the supervisor's executor.
+final class ActiveRoute {
     let session: MediaOutputSession
     let record: DriverRecord
     /// Replaced when the driver reports new properties for the device.
@@ -22,7 +23,7 @@ final class ActiveRoute: @unchecked Sendable {
     var application: String?
     var url: String?
     /// The driver's latest playback state while a session plays, stamped with its `revision`.
-    private(set) var playback: JSONObject?
+    private(set) var playback: SessionPlayback?
     /// How many states were stored: an app's notification task can deliver a report after the answer
     /// to its own command, and drops any state older than one it has shown.
     private var playbackRevision: Int64 = 0
@@ -31,7 +32,7 @@ final class ActiveRoute: @unchecked Sendable {
     /// A session start is in progress: the route is taken.
     var isStartingSession = false
 
-    var volume: Double?
+    var volume: Float?
     var muted: Bool?
     /// Real-time sample streams open on the route, by id, with the connection that opened each.
     var streams: [String: (format: SampleFormat, owner: ClientID)] = [:]
@@ -50,44 +51,36 @@ final class ActiveRoute: @unchecked Sendable {
 
     /// Stores the driver's newest playback state; returns it as stored, stamped.
     @discardableResult
-    func store(playback state: JSONObject) -> JSONObject {
+    func store(playback state: PlaybackStatus) -> SessionPlayback {
         playbackRevision += 1
-        var stamped = state
-        stamped["revision"] = .integer(playbackRevision)
+        let stamped = SessionPlayback(status: state, revision: playbackRevision)
         playback = stamped
         return stamped
     }
 
     /// The session failed: the state its app is told it ended in.
     func markPlaybackFailed() {
-        playback?["state"] = .string("failed")
-        playback?["isPlaying"] = .bool(false)
+        playback?.status.state = .failed
+        playback?.status.isPlaying = false
     }
 
-    var json: JSONValue {
-        var object: JSONObject = ["session": .string(session.id), "protocol": .string(record.id),
-                                  "protocolName": .string(record.manifest.displayName), "device": device.json,
-                                  "simultaneousSessions": .bool(simultaneousSessions), "busy": .bool(hasSession)]
-        if let parent { object["parent"] = .string(parent) }
-        if let application { object["application"] = .string(application) }
-        if let url { object["url"] = .string(url) }
-        if let playback { object["playback"] = .object(playback) }
-        if let volume { object["volume"] = .double(volume) }
-        if let muted { object["muted"] = .bool(muted) }
-        if !streams.isEmpty {
-            object["streams"] = .array(streams.sorted { $0.key < $1.key }.map { ["stream": .string($0.key), "format": $0.value.format.json] })
-        }
-        return .object(object)
+    var isPlaying: Bool { playback?.status.isPlaying == true }
+
+    var description: RouteDescription {
+        RouteDescription(session: session.id, protocol: record.id, protocolName: record.manifest.displayName, device: device,
+                         simultaneousSessions: simultaneousSessions, busy: hasSession, parent: parent, application: application, url: url,
+                         playback: playback, volume: volume, muted: muted,
+                         streams: streams.isEmpty ? nil : streams.sorted { $0.key < $1.key }.map { .init(stream: $0.key, format: $0.value.format) })
     }
 
     /// Forgets the media session; returns its last state, paused if it was playing (the privacy rule:
     /// playback that loses its output stops, it never continues somewhere else).
     @discardableResult
-    func endSession() -> JSONObject? {
+    func endSession() -> SessionPlayback? {
         guard var state = playback else { return nil }
-        if state["isPlaying"] == .bool(true) {
-            state["isPlaying"] = .bool(false)
-            state["state"] = .string("paused")
+        if state.status.isPlaying {
+            state.status.isPlaying = false
+            state.status.state = .paused
         }
         playback = nil
         url = nil
@@ -101,8 +94,8 @@ final class ActiveRoute: @unchecked Sendable {
 enum SessionEvent: Sendable {
     case activated
     case activationFailed(MediaDeviceError)
-    case pairingRequested(reason: String, method: MediaOutputDevice.AuthorizationMethod)
-    case started(application: String?, state: JSONObject)
+    case pairingRequested(reason: String?, method: MediaOutputDevice.AuthorizationMethod)
+    case started(application: String?, state: PlaybackStatus)
     case sessionFailed(MediaDeviceError)
     /// The driver died or the wait timed out.
     case aborted(MediaDeviceError)
@@ -112,10 +105,10 @@ enum SessionEvent: Sendable {
 /// Delivered on the loop and awaited from anywhere, so its state is behind a lock.
 final class SessionMailbox: Sendable {
     /// The driver whose reports this mailbox receives; its death aborts the wait.
-    let record: DriverRecord
+    let protocolID: String
     private let state = Mutex<(queued: [SessionEvent], waiter: CheckedContinuation<SessionEvent, Never>?)>(([], nil))
 
-    init(record: DriverRecord) { self.record = record }
+    init(protocolID: String) { self.protocolID = protocolID }
 
     func deliver(_ event: SessionEvent) {
         let waiter: CheckedContinuation<SessionEvent, Never>? = state.withLock { state in

@@ -12,15 +12,15 @@ struct AppIdentity: Sendable {
     /// Reads the identity an app gives in `hello`; the error names the member that is wrong.
     init(id: ClientID, hello: Hello) throws(RPCError) {
         self.id = id
-        let identity = hello.identity
-        guard let application = identity["applicationIdentifier"]?.stringValue ?? identity["name"]?.stringValue,
-              !application.isEmpty, application.utf8.count <= 255 else {
+        let identity = try AppHelloIdentity(hello.identity)
+        let application = identity.applicationIdentifier ?? identity.name
+        guard !application.isEmpty, application.utf8.count <= 255 else {
             throw .invalidParams("an app's hello needs \"identity.applicationIdentifier\", 1 to 255 bytes")
         }
         var protocols = Set<String>()
-        for value in identity["supportedProtocols"]?.arrayValue ?? [] {
-            guard let id = value.stringValue, UTType(exportedAs: id).isWellFormed else {
-                throw .invalidParams("\"identity.supportedProtocols\" must list reverse-DNS protocol identifiers (MDESupportedProtocols)")
+        for id in identity.supportedProtocols ?? [] {
+            guard UTType(exportedAs: id).isWellFormed else {
+                throw .invalidParams("\"identity.supportedProtocols\" must list reverse-DNS protocol identifiers (MDESupportedProtocols), not \"\(id)\"")
             }
             protocols.insert(id)
         }

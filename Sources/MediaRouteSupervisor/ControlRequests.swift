@@ -3,144 +3,115 @@ import MediaDevice
 import MediaRouteIPC
 import Synchronization
 
-/// The operator's methods (IPC/README.md §11.3). Apps may open pickers and activate devices (a
-/// person choosing in the app's own route picker); the rest belongs to the operator.
+/// The operator's methods (IPC/README.md §11.3), each a typed message. Apps may open pickers and
+/// activate devices (a person choosing in the app's own route picker); the rest is the operator's.
 enum ControlRequests {
-    static let methodsForApps: Set<String> = ["picker.open", "picker.close", "device.activate"]
-
     static func register(in handlers: inout RPCHandlers, client: ControlClient, context: ControlContext) {
         let supervisor = context.supervisor
-        func on(_ method: String, _ body: @escaping @Sendable (IncomingRequest) async throws -> JSONValue) {
-            let forApps = methodsForApps.contains(method)
-            handlers.on(method) { request in
+        func on<Request: WireRequest>(_ type: Request.Type, forApps: Bool = false,
+                                      _ body: @escaping @Sendable (Request, IncomingRequest) async throws -> Request.Result) {
+            handlers.answer(type) { request, incoming in
                 if !forApps, let app = client.app.withLock({ $0 }) {
-                    throw RPCError(.roleRejected, "\"\(method)\" is for the operator (role control), not for app \(app.applicationIdentifier); apps use the app.* methods")
+                    throw RPCError(.roleRejected, "\"\(Request.method)\" is for the operator (role control), not for app \(app.applicationIdentifier); apps use the app.* methods")
                 }
-                return try await body(request)
+                return try await body(request, incoming)
             }
         }
 
-        on("status") { _ in
-            let drivers = await supervisor.driverStatuses()
-            return ["pid": .integer(Int64(getpid())), "uptimeSeconds": .integer((ContinuousClock.now - context.started).milliseconds / 1000),
-                    "socket": .string(context.socketPath), "drivers": .array(drivers.map(\.json)),
-                    "routes": .array(await supervisor.activeRoutes()), "recentEvents": .array(await supervisor.recentEvents.map { .string($0) })]
+        on(Control.Status.self) { _, _ in
+            .init(pid: getpid(), uptimeSeconds: Int((ContinuousClock.now - context.started).components.seconds), socket: context.socketPath,
+                  drivers: await supervisor.driverStatuses().map(\.report), routes: await supervisor.activeRoutes(),
+                  recentEvents: await supervisor.recentEvents)
         }
-        on("drivers.list") { _ in ["drivers": .array(await supervisor.driverStatuses().map(\.json))] }
-        on("picker.open") { request in
+        on(Control.ListDrivers.self) { _, _ in .init(drivers: await supervisor.driverStatuses().map(\.report)) }
+        on(Control.ListRoutes.self) { _, _ in .init(routes: await supervisor.activeRoutes()) }
+        on(Control.OpenPicker.self, forApps: true) { _, incoming in
             let box = PickerBox()
             // An app's picker lists only the protocols it declared (its MDESupportedProtocols).
             let app = client.app.withLock { $0 }
-            @Sendable func visible(_ entries: [PickerEntry]) -> JSONValue {
-                .array(entries.compactMap { entry in app.map { entry.restricted(to: $0.supportedProtocols) } ?? entry }.map(\.json))
+            @Sendable func visible(_ entries: [PickerEntry]) -> [PickerLine] {
+                entries.compactMap { entry in app.map { entry.restricted(to: $0.supportedProtocols) } ?? entry }.map(\.line)
             }
             let (id, entries) = await supervisor.openPicker { entries in
                 guard let picker = box.id.withLock({ $0 }) else { return }
-                request.connection.post("picker.changed", ["picker": .integer(Int64(picker)), "entries": visible(entries)])
+                incoming.connection.post(Control.PickerChanged(picker: picker, entries: visible(entries)))
             }
             box.id.withLock { $0 = id }
             client.pickers.withLock { $0.append(id) }
-            return ["picker": .integer(Int64(id)), "entries": visible(entries)]
+            return .init(picker: id, entries: visible(entries))
         }
-        on("picker.close") { request in
-            let id = request.params["picker"]?.integerValue.map { Int($0) }
+        on(Control.ClosePicker.self, forApps: true) { request, _ in
             let owned = client.pickers.withLock { pickers in
-                guard let id, let index = pickers.firstIndex(of: id) else { return false }
+                guard let index = pickers.firstIndex(of: request.picker) else { return false }
                 pickers.remove(at: index)
                 return true
             }
-            guard owned, let id else { throw RPCError.invalidParams("\"picker\" must be a picker this client opened") }
-            await supervisor.closePicker(id)
-            return .null
+            guard owned else { throw RPCError.invalidParams("picker.close: \"picker\" must be a picker this client opened") }
+            await supervisor.closePicker(request.picker)
+            return NoResult()
         }
-        on("driver.restart") { request in
-            try await supervisor.restartDriver(try request.params.requiredString("protocol"))
-            return .null
-        }
-        on("driver.enable") { request in
-            try await supervisor.enableDriver(try request.params.requiredString("protocol"))
-            return .null
-        }
-        on("driver.disable") { request in
-            try await supervisor.disableDriver(try request.params.requiredString("protocol"))
-            return .null
-        }
-        on("device.prefer") { request in
-            let params = request.params
-            try await supervisor.setPreferredProtocol(try params.requiredString("protocol"), forDevice: try params.requiredString("device"))
-            return .null
-        }
-        on("device.activate") { request in
-            let params = request.params
-            let app = client.app.withLock { $0 }
-            let device = try params.requiredString("device")
-            if let app, let wanted = params["protocol"]?.stringValue, !app.mayUse(protocol: wanted) {
-                throw MediaDeviceError(.unsupported, "\(app.applicationIdentifier) did not declare \(wanted) among its supported protocols")
-            }
-            return try await supervisor.activate(device, protocolID: params["protocol"]?.stringValue, app: app) { pairing in
+        on(Control.Activate.self, forApps: true) { request, incoming in
+            let requester: Requester = client.app.withLock { $0 }.map { .app($0) } ?? .operator
+            return try await supervisor.activate(try nonEmpty(request.device, "device"), protocolID: request.protocol, by: requester) { pairing in
                 // Pairing prompts go to the client that started the activation; no answer cancels.
-                let question: JSONObject = ["device": .string(pairing.deviceName), "protocolName": .string(pairing.protocolName),
-                                            "reason": .string(pairing.reason), "authorizationMethod": pairing.method.json]
-                return try? await request.connection.request("pairing.request", question, timeout: .seconds(300)).result.objectValue?["code"]?.stringValue
+                let question = Control.PairingRequest(device: pairing.deviceName, protocolName: pairing.protocolName, reason: pairing.reason,
+                                                      authorizationMethod: pairing.method)
+                return try? await incoming.connection.call(question, timeout: .seconds(300)).code
             }
         }
-        on("device.deactivate") { request in
-            try await supervisor.deactivate(try request.params.requiredString("device"))
-            return .null
+        on(Control.Deactivate.self) { request, _ in
+            try await supervisor.deactivate(try nonEmpty(request.device, "device"))
+            return NoResult()
         }
-        on("session.start") { request in
-            let params = request.params
-            return try await supervisor.startSession(try params.requiredString("device"), url: try params.requiredString("url"), application: params["application"]?.stringValue)
+        on(Control.Prefer.self) { request, _ in
+            try await supervisor.setPreferredProtocol(try nonEmpty(request.protocol, "protocol"), forDevice: try nonEmpty(request.device, "device"))
+            return NoResult()
         }
-        on("playback.set") { request in
-            let params = request.params
-            return try await supervisor.setPlayback(try params.requiredString("device"), params["changes"]?.objectValue ?? [:])
+        on(Control.StartSession.self) { request, _ in
+            try await supervisor.startSession(try nonEmpty(request.device, "device"), url: try nonEmpty(request.url, "url"), application: request.application)
         }
-        on("session.stop") { request in
-            try await supervisor.stopSession(try request.params.requiredString("device"))
-            return .null
+        on(Control.SetPlayback.self) { request, _ in try await supervisor.setPlayback(try nonEmpty(request.device, "device"), request.changes) }
+        on(Control.StopSession.self) { request, _ in
+            try await supervisor.stopSession(try nonEmpty(request.device, "device"))
+            return NoResult()
         }
-        on("volume") { request in
-            let params = request.params
-            let device = try params.requiredString("device")
+        on(Control.Volume.self) { request, _ in
             let action: Supervisor.VolumeAction
-            switch params["action"]?.stringValue {
-            case "get"?, nil: action = .get
-            case "set"?:
-                guard let level = params["value"]?.doubleValue else { throw RPCError.invalidParams("volume set needs a \"value\" from 0 to 1") }
+            switch request.action ?? .get {
+            case .get: action = .get
+            case .set:
+                guard let level = request.value else { throw RPCError.invalidParams("volume: set needs a \"value\" from 0 to 1") }
                 action = .set(level)
-            case "change"?:
-                guard let steps = params["value"]?.integerValue else { throw RPCError.invalidParams("volume change needs an integer \"value\"") }
-                action = .change(Int(steps))
-            case "mute"?: action = .mute
-            case "unmute"?: action = .unmute
-            case let other?: throw RPCError.invalidParams("unknown volume action \"\(other)\"; use get, set, change, mute or unmute")
+            case .change:
+                guard let steps = request.value, let whole = Int(exactly: steps) else { throw RPCError.invalidParams("volume: change needs a whole number of steps in \"value\"") }
+                action = .change(whole)
+            case .mute: action = .mute
+            case .unmute: action = .unmute
             }
-            return try await supervisor.volume(device, action)
+            return try await supervisor.volume(try nonEmpty(request.device, "device"), action)
         }
-        on("routes.list") { _ in ["routes": .array(await supervisor.activeRoutes())] }
+        on(Control.RestartDriver.self) { request, _ in
+            try await supervisor.restartDriver(try nonEmpty(request.protocol, "protocol"))
+            return NoResult()
+        }
+        on(Control.EnableDriver.self) { request, _ in
+            try await supervisor.enableDriver(try nonEmpty(request.protocol, "protocol"))
+            return NoResult()
+        }
+        on(Control.DisableDriver.self) { request, _ in
+            try await supervisor.disableDriver(try nonEmpty(request.protocol, "protocol"))
+            return NoResult()
+        }
     }
+}
+
+/// The value, unless it is empty: a name, URL or protocol is never empty.
+func nonEmpty(_ value: String, _ member: String) throws(RPCError) -> String {
+    guard !value.isEmpty else { throw .invalidParams("\"\(member)\" must be a non-empty string") }
+    return value
 }
 
 /// The picker id, known only after `openPicker` returns, for the change callback.
 private final class PickerBox: Sendable {
     let id = Mutex<Int?>(nil)
-}
-
-extension PickerEntry {
-    var json: JSONValue {
-        ["name": .string(name), "preferredProtocol": .string(preferredProtocol),
-         "routes": .array(routes.map { ["protocol": .string($0.protocolID), "protocolName": .string($0.protocolName), "device": $0.device.json] })]
-    }
-}
-
-extension DriverStatus {
-    var json: JSONValue {
-        var object: JSONObject = ["protocol": .string(protocolID), "displayName": .string(displayName), "manifest": .string(manifestPath),
-                                  "state": .string(state.description), "restarts": .integer(Int64(restarts)), "devices": .integer(Int64(deviceCount))]
-        if let pid { object["pid"] = .integer(Int64(pid)) }
-        if let uptime { object["uptimeSeconds"] = .integer(uptime.milliseconds / 1000) }
-        if let lastExit { object["lastExit"] = .string(lastExit) }
-        return .object(object)
-    }
 }

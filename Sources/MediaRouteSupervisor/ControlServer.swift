@@ -101,26 +101,18 @@ final class ControlClient: Sendable {
 }
 
 extension RPCHandlers {
-    /// Registers `body` for `method`; media-device errors travel with their own codes.
-    mutating func on(_ method: String, _ body: @escaping @Sendable (IncomingRequest) async throws -> JSONValue) {
-        on(method, replying: { RPCReply(try await body($0)) })
+    /// Answers a typed request; media-device errors travel with their own codes.
+    mutating func answer<Request: WireRequest>(_ type: Request.Type, _ body: @escaping @Sendable (Request, IncomingRequest) async throws -> Request.Result) {
+        on(type) { request, incoming in
+            do { return try await body(request, incoming) } catch let error as MediaDeviceError { throw error.rpcError }
+        }
     }
 
     /// The same, for an answer that carries descriptors.
-    mutating func on(_ method: String, replying body: @escaping @Sendable (IncomingRequest) async throws -> RPCReply) {
-        onRequest(method) { request in
-            do {
-                return try await body(request)
-            } catch let error as MediaDeviceError {
-                throw error.rpcError
-            }
-        }
-    }
-}
-
-extension JSONObject {
-    func requiredString(_ key: String) throws(RPCError) -> String {
-        guard let value = self[key]?.stringValue, !value.isEmpty else { throw .invalidParams("\"\(key)\" must be a non-empty string") }
-        return value
+    mutating func answer<Request: WireRequest>(_ type: Request.Type,
+                                               _ body: @escaping @Sendable (Request, IncomingRequest) async throws -> (Request.Result, [Int32])) {
+        on(type, replying: { request, incoming in
+            do { return try await body(request, incoming) } catch let error as MediaDeviceError { throw error.rpcError }
+        })
     }
 }

@@ -2,11 +2,12 @@ import CLinuxHelpers
 import Foundation
 import Logging
 import MediaRouteIPC
+import MediaRouteWire
 import Synchronization
 
 /// One running driver: its process (own group, socket on descriptor 3, stderr into our log), its
 /// handshaken connection, and its exit, observed through a pidfd on the event loop.
-final class DriverProcess: @unchecked Sendable {
+final class DriverProcess: Sendable {
     let manifest: DriverManifest
     let child: ChildProcess
     let connection: Connection
@@ -14,8 +15,8 @@ final class DriverProcess: @unchecked Sendable {
     let supportsSimultaneousSessions: Bool
     /// The driver takes real-time samples (its type conforms to RealtimeSampleHandling).
     let takesSamples: Bool
-    private var exitWatcher: DescriptorWatcher?
-    private var stderrWatcher: DescriptorWatcher?
+    /// The pidfd and stderr watchers, kept alive as long as the process is.
+    private let holder: ProcessHolder
     /// Written on the loop when the process ends, awaited from anywhere: a lock, so no waiter is lost.
     private let exit = Mutex<(termination: ChildProcess.Termination?, waiters: [CheckedContinuation<ChildProcess.Termination, Never>])>((nil, []))
 
@@ -23,16 +24,23 @@ final class DriverProcess: @unchecked Sendable {
 
     var pid: pid_t { child.pid }
 
-    /// Why the supervisor ended the driver, when it did (hung, violated the protocol, idle, ...).
-    var stopReason: String?
+    private let stopState = Mutex<StopReason?>(nil)
+    /// Why the supervisor ended the driver, when it did (hung, violated the protocol, idle, ...);
+    /// the first reason given wins.
+    var stopReason: StopReason? { stopState.withLock { $0 } }
 
-    private init(manifest: DriverManifest, child: ChildProcess, connection: Connection, supportsSimultaneousSessions: Bool, takesSamples: Bool) {
+    private init(manifest: DriverManifest, child: ChildProcess, connection: Connection, supportsSimultaneousSessions: Bool, takesSamples: Bool,
+                 holder: ProcessHolder) {
         self.manifest = manifest
         self.child = child
         self.connection = connection
         self.supportsSimultaneousSessions = supportsSimultaneousSessions
         self.takesSamples = takesSamples
+        self.holder = holder
     }
+
+    /// Records why the driver is being ended, unless a reason was recorded already.
+    func noteStop(_ reason: StopReason) { stopState.withLock { if $0 == nil { $0 = reason } } }
 
     /// Starts the driver and completes the handshake, checking the third name of its protocol: the
     /// `protocol` it reports must be the manifest's. `onExit` runs on the loop when it ends.
@@ -53,11 +61,14 @@ final class DriverProcess: @unchecked Sendable {
         // *thread* that created it exits, and the loop thread lives as long as the supervisor.
         let spawnEnvironment = environment.map { "\($0.key)=\($0.value)" }
         let stderrWrite = pipeEnds[1]
+        // A driver reads nothing from the supervisor's terminal: its only input is descriptor 3.
+        let nothing = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        defer { if nothing >= 0 { close(nothing) } }
         let spawned: Result<ChildProcess, IPCSystemError> = await withCheckedContinuation { done in
             loop.execute {
                 done.resume(returning: Result { () throws(IPCSystemError) in
                     try ChildProcess(executable: manifest.executable, arguments: manifest.arguments, socket: theirs,
-                                     environment: spawnEnvironment, standardError: stderrWrite)
+                                     environment: spawnEnvironment, standardInput: nothing >= 0 ? nothing : nil, standardError: stderrWrite)
                 })
             }
         }
@@ -74,6 +85,14 @@ final class DriverProcess: @unchecked Sendable {
 
         var configuration = ConnectionConfiguration(label: "driver \(manifest.protocolID) (pid \(child.pid))")
         configuration.violationPolicy = .disconnect
+        // The third name of the protocol is checked in the handshake: a driver that names another is
+        // answered with an error of its own and closed, and the manifest is refused, not retried.
+        configuration.acceptHello = { hello throws(RPCError) in
+            let identity = try DriverIdentity(hello.identity)
+            guard identity.protocol == manifest.protocolID else {
+                throw RPCError(.identityMismatch, "the driver at \(manifest.executable) says its protocol is \"\(identity.protocol)\" but its manifest \(manifest.path) says \"\(manifest.protocolID)\"; the three names of a protocol must agree")
+            }
+        }
         configuration.defaultRequestTimeout = manifest.timeouts.request
         configuration.onProtocolViolation = onViolation
         let prefix = "[\(manifest.protocolID)]"
@@ -85,18 +104,17 @@ final class DriverProcess: @unchecked Sendable {
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             loop.execute {
                 var splitter = LineSplitter()
-                holder.stderr = try? DescriptorWatcher(fd: stderrFD, loop: loop) { watcher in
+                let stderr = try? DescriptorWatcher(fd: stderrFD, loop: loop) { watcher in
                     let (lines, ended) = splitter.read(from: watcher.fd)
                     for line in lines { logger.info("\(prefix) \(line)") }
                     if ended { watcher.cancel() }
                 }
-                if pidFD >= 0 {
-                    holder.exit = try? DescriptorWatcher(fd: pidFD, loop: loop) { watcher in
-                        guard let termination = child.exitIfEnded() else { return }
-                        watcher.cancel()
-                        holder.terminated(termination)
-                    }
+                let exit = pidFD < 0 ? nil : try? DescriptorWatcher(fd: pidFD, loop: loop) { watcher in
+                    guard let termination = child.exitIfEnded() else { return }
+                    watcher.cancel()
+                    holder.terminated(termination)
                 }
+                holder.keep([stderr, exit].compactMap { $0 })
                 done.resume()
             }
         }
@@ -110,31 +128,19 @@ final class DriverProcess: @unchecked Sendable {
             child.signal(SIGKILL)
             throw error
         }
-        let identity = await connection.peer?.identity ?? [:]
-        let reported = identity["protocol"]?.stringValue ?? "(none)"
-        guard reported == manifest.protocolID else {
-            await connection.close()
-            child.signal(SIGKILL)
-            throw RPCError(.roleRejected, "the driver at \(manifest.executable) says its protocol is \"\(reported)\" but its manifest \(manifest.path) says \"\(manifest.protocolID)\"; the three names of a protocol must agree")
-        }
+        // Checked in the handshake (`acceptHello`), so it decodes.
+        let identity = await connection.peer.flatMap { try? DriverIdentity($0.identity) }
         let process = DriverProcess(manifest: manifest, child: child, connection: connection,
-                                    supportsSimultaneousSessions: identity["supportsSimultaneousSessions"]?.boolValue ?? false,
-                                    takesSamples: identity["realtimeSampleHandling"]?.boolValue ?? false)
-        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-            loop.execute {
-                process.exitWatcher = holder.exit
-                process.stderrWatcher = holder.stderr
-                holder.onTermination = { termination in
-                    let waiters = process.exit.withLock { state in
-                        state.termination = termination
-                        defer { state.waiters.removeAll() }
-                        return state.waiters
-                    }
-                    waiters.forEach { $0.resume(returning: termination) }
-                    onExit(process, termination)
-                }
-                done.resume()
+                                    supportsSimultaneousSessions: identity?.supportsSimultaneousSessions ?? false,
+                                    takesSamples: identity?.realtimeSampleHandling ?? false, holder: holder)
+        holder.onTermination { termination in
+            let waiters = process.exit.withLock { state in
+                state.termination = termination
+                defer { state.waiters.removeAll() }
+                return state.waiters
             }
+            waiters.forEach { $0.resume(returning: termination) }
+            onExit(process, termination)
         }
         return process
     }
@@ -153,22 +159,57 @@ final class DriverProcess: @unchecked Sendable {
     }
 
     /// Ends the driver's process group at once.
-    func kill(reason: String) {
-        if stopReason == nil { stopReason = reason }
+    func kill(_ reason: StopReason) {
+        noteStop(reason)
         child.signal(SIGKILL)
     }
 }
 
-/// Holds the watchers and the first termination until the `DriverProcess` exists to receive it.
-private final class ProcessHolder: @unchecked Sendable {
-    var exit: DescriptorWatcher?
-    var stderr: DescriptorWatcher?
-    private var early: ChildProcess.Termination?
-    var onTermination: ((ChildProcess.Termination) -> Void)? {
-        didSet { if let early, let onTermination { self.early = nil; onTermination(early) } }
+/// Why the supervisor ended a driver. Intentional stops are not crashes: they do not count
+/// against the restart budget, and `drivers` says what happened instead of a signal number.
+enum StopReason: Sendable, Equatable, CustomStringConvertible {
+    case idle
+    case restartedByOperator
+    case disabledByOperator
+    case supervisorShuttingDown
+    /// Killed for misbehaving: hung, flooding, violating the protocol.
+    case killed(String)
+
+    var isIntentional: Bool { if case .killed = self { false } else { true } }
+
+    var description: String {
+        switch self {
+        case .idle: "exited when idle"
+        case .restartedByOperator: "restarted by the operator"
+        case .disabledByOperator: "stopped by the operator (disabled)"
+        case .supervisorShuttingDown: "stopped: the supervisor is shutting down"
+        case .killed(let why): why
+        }
+    }
+}
+
+/// Holds the watchers, and the first termination until the `DriverProcess` exists to receive it:
+/// the process can end before its handshake is over.
+private final class ProcessHolder: Sendable {
+    private let state = Mutex<(watchers: [DescriptorWatcher], early: ChildProcess.Termination?,
+                               receiver: (@Sendable (ChildProcess.Termination) -> Void)?)>(([], nil, nil))
+
+    func keep(_ watchers: [DescriptorWatcher]) { state.withLock { $0.watchers = watchers } }
+
+    func onTermination(_ receiver: @escaping @Sendable (ChildProcess.Termination) -> Void) {
+        let early: ChildProcess.Termination? = state.withLock { state in
+            state.receiver = receiver
+            defer { state.early = nil }
+            return state.early
+        }
+        if let early { receiver(early) }
     }
 
     func terminated(_ termination: ChildProcess.Termination) {
-        if let onTermination { onTermination(termination) } else { early = termination }
+        let receiver: (@Sendable (ChildProcess.Termination) -> Void)? = state.withLock { state in
+            if state.receiver == nil { state.early = termination }
+            return state.receiver
+        }
+        receiver?(termination)
     }
 }

@@ -1,24 +1,29 @@
-import MediaDevice
 import MediaRouteIPC
+import MediaRouteWire
 
-/// Everything the supervisor knows about one driver across its restarts. Used only on the
-/// supervisor's executor (the event loop).
-final class DriverRecord: @unchecked Sendable {
+/// Everything the supervisor knows about one driver across its restarts. Not Sendable: it lives
+/// in the supervisor's `DriverFleet` and is touched only on the supervisor's executor.
+final class DriverRecord {
     enum Phase {
         case stopped
         case starting
         case running(DriverProcess)
         case backingOff(until: ContinuousClock.Instant)
         case failed(String)
+        /// A configuration error (the driver names another protocol than its manifest): not
+        /// retried until the manifest changes or the operator enables it again.
+        case refused(String)
     }
 
-    let manifest: DriverManifest
+    private(set) var manifest: DriverManifest
     var phase = Phase.stopped
     var budget: RestartBudget
     var restarts = 0
     var lastExit: String?
     var lastDiscoveryError: String?
     var isDiscovering = false
+    /// A `discovery.start` is on its way: a second picker must not send another.
+    var isStartingDiscovery = false
     var startTask: Task<DriverProcess, Error>?
     var heartbeat: Task<Void, Never>?
     var idleTimer: EventLoop.TimerHandle?
@@ -36,6 +41,16 @@ final class DriverRecord: @unchecked Sendable {
         self.manifest = manifest
         self.budget = RestartBudget(policy: manifest.restart)
     }
+
+    /// A re-read manifest for the same protocol: used from the next start on; a refusal is lifted.
+    func update(_ manifest: DriverManifest) {
+        guard manifest != self.manifest else { return }
+        self.manifest = manifest
+        budget = RestartBudget(policy: manifest.restart)
+        if case .refused = phase { phase = .stopped }
+    }
+
+    var process: DriverProcess? { if case .running(let process) = phase { process } else { nil } }
 
     var orderedDevices: [MediaOutputDevice] { deviceOrder.compactMap { devices[$0] } }
 

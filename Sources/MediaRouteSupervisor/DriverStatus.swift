@@ -1,3 +1,5 @@
+import MediaRouteWire
+
 /// What `mediaroute drivers` shows about one driver.
 public struct DriverStatus: Sendable, Hashable {
     public enum State: Sendable, Hashable {
@@ -8,7 +10,8 @@ public struct DriverStatus: Sendable, Hashable {
         /// The restart budget is spent, or the driver lied about its identity; `enable` starts it again.
         case failed(String)
         case disabled
-        /// The manifest is wrong; the driver is never started.
+        /// The manifest is wrong, or the driver names another protocol than its manifest: not
+        /// started (again) until the manifest changes or `enable`.
         case refused(String)
     }
 
@@ -21,6 +24,14 @@ public struct DriverStatus: Sendable, Hashable {
     public let uptime: Duration?
     public let lastExit: String?
     public let deviceCount: Int
+    /// Why discovery last failed, as the driver said.
+    public let lastDiscoveryError: String?
+
+    /// The wire form (`drivers.list`, `status`).
+    package var report: DriverReport {
+        DriverReport(protocol: protocolID, displayName: displayName, manifest: manifestPath, state: state.description, pid: pid, restarts: restarts,
+                     uptimeSeconds: uptime.map { Int($0.components.seconds) }, lastExit: lastExit, devices: deviceCount, lastDiscoveryError: lastDiscoveryError)
+    }
 }
 
 extension DriverStatus.State: CustomStringConvertible {

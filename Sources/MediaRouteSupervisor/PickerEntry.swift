@@ -1,4 +1,4 @@
-import MediaDevice
+import MediaRouteWire
 
 /// One line of the route picker: a physical device, possibly reachable through several protocols
 /// (several drivers found a device of the same name), with the protocol to use by default.
@@ -21,6 +21,11 @@ public struct PickerEntry: Sendable, Hashable {
         guard let first = kept.first else { return nil }
         let preferred = kept.contains { $0.protocolID == preferredProtocol } ? preferredProtocol : first.protocolID
         return PickerEntry(name: name, routes: kept, preferredProtocol: preferred)
+    }
+
+    /// The wire form (`picker.open`, `picker.changed`).
+    package var line: PickerLine {
+        PickerLine(name: name, preferredProtocol: preferredProtocol, routes: routes.map { .init(protocol: $0.protocolID, protocolName: $0.protocolName, device: $0.device) })
     }
 
     /// Entries are matched by display name, case- and space-insensitively.

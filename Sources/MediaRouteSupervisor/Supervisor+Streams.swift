@@ -7,8 +7,8 @@ import MediaRouteIPC
 extension Supervisor {
     /// Opens a stream of `format` to the device of `route` (for an app its main route's id; for the
     /// operator also a device name). Returns the stream's id, its description and the ring.
-    func startStream(on route: String, format: SampleFormat, owner: ClientID, app: AppIdentity?) async throws -> (id: String, description: JSONValue, ring: SampleRing) {
-        let route = try app.map { try appRoute(route, app: $0) } ?? activeRoute(route)
+    func startStream(on route: String, format: SampleFormat, owner: ClientID, by requester: Requester) async throws -> (opened: Streams.Start.Opened, ring: SampleRing) {
+        let route = try routes.route(route, for: requester)
         let needed: MediaOutputDevice.Capabilities = format.isAudio ? .realtimeAudioStreaming : .realtimeVideoStreaming
         guard route.device.capabilities.contains(needed) else {
             throw MediaDeviceError(.unsupported, "\(route.device.displayName) cannot take real-time \(format.isAudio ? "audio" : "video") (its capabilities: \(route.device.capabilities.names.joined(separator: ", ")))")
@@ -23,28 +23,28 @@ extension Supervisor {
         } catch {
             throw MediaDeviceError(.sessionFailed, "cannot make a sample ring: \(error.message)")
         }
-        let stream = makeStreamID()
+        let stream = routes.makeStreamID()
         // Recorded before the driver hears of it: whatever ends it from now on (the route, the
         // opener disconnecting) tells the driver too.
         route.streams[stream] = (format, owner)
         do {
-            _ = try await call(route.record, DriverMethod.startStream, ["session": .string(route.session.id), "stream": .string(stream), "format": format.json],
-                               descriptors: [ring.memoryFD, ring.wakeupFD])
+            try await call(route.record, ToDriver.StartStream(session: route.session.id, stream: stream, format: format),
+                           descriptors: [ring.memoryFD, ring.wakeupFD])
         } catch {
             // The driver may have opened it before the failure reached here (a timeout, a cancelled request).
             if route.streams.removeValue(forKey: stream) != nil { closeAtDriver(stream, on: route) }
             throw error
         }
-        guard routes[route.session.id] === route, route.streams[stream] != nil else {
+        guard routes.isCurrent(route), route.streams[stream] != nil else {
             throw MediaDeviceError(.connectionFailed, "the stream to \(route.device.displayName) ended while it was opening")
         }
         logger.info("stream \(stream) open on \(route.device.displayName): \(format)")
-        return (stream, ["stream": .string(stream), "route": .string(route.session.id), "format": format.json], ring)
+        return (Streams.Start.Opened(stream: stream, route: route.session.id, format: format), ring)
     }
 
     /// Closes a stream; only the connection that opened it may.
     func stopStream(_ stream: String, owner: ClientID) throws {
-        guard let route = routes.values.first(where: { $0.streams[stream] != nil }), let entry = route.streams[stream] else {
+        guard let route = routes.all.first(where: { $0.streams[stream] != nil }), let entry = route.streams[stream] else {
             throw MediaDeviceError(.deviceNotFound, "no stream \(stream) is open (it may have ended with its route)")
         }
         guard entry.owner == owner else { throw MediaDeviceError(.deviceNotFound, "stream \(stream) belongs to another client") }
@@ -59,28 +59,28 @@ extension Supervisor {
 
     /// Tells the driver a stream is over, whatever becomes of the request that led here.
     private func closeAtDriver(_ stream: String, on route: ActiveRoute) {
-        tellDriver(route.record, DriverMethod.stopStream, ["session": .string(route.session.id), "stream": .string(stream)])
+        tellDriver(route.record, ToDriver.StopStream(session: route.session.id, stream: stream))
     }
 
     /// The streams of a route that ended: their openers are told why.
     func endStreams(of route: ActiveRoute, because message: String) {
         for (stream, entry) in route.streams {
-            publish(.streamEnded(stream: stream, owner: entry.owner, error: MediaDeviceError(.connectionFailed, "the stream to \(route.device.displayName) ended: \(message)").json))
+            publish(.streamEnded(stream: stream, owner: entry.owner, error: MediaDeviceError(.connectionFailed, "the stream to \(route.device.displayName) ended: \(message)")))
         }
         route.streams.removeAll()
     }
 
     /// The driver gave up on a stream: its opener is told why.
     func streamFailed(_ stream: String, _ error: MediaDeviceError, record: DriverRecord) {
-        guard let route = routes.values.first(where: { $0.record === record && $0.streams[stream] != nil }), let entry = route.streams[stream] else { return }
+        guard let route = routes.routes(of: record).first(where: { $0.streams[stream] != nil }), let entry = route.streams[stream] else { return }
         route.streams[stream] = nil  // the driver closed it on its side (sampleStreamFailed)
         logger.error("stream \(stream) to \(route.device.displayName) failed: \(error.message)")
-        publish(.streamEnded(stream: stream, owner: entry.owner, error: error.json))
+        publish(.streamEnded(stream: stream, owner: entry.owner, error: error))
     }
 
     /// Streams opened by a connection that went away.
     func stopStreams(ownedBy owner: ClientID) {
-        for route in routes.values {
+        for route in routes.all {
             for (stream, entry) in route.streams where entry.owner == owner { close(stream, on: route) }
         }
     }

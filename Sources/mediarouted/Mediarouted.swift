@@ -1,5 +1,4 @@
 import ArgumentParser
-import Dispatch
 import Foundation
 import Logging
 import MediaRouteIPC
@@ -59,6 +58,10 @@ struct Mediarouted: AsyncParsableCommand {
             return handler
         }
         let logger = Logger(label: "mediarouted")
+        // Installed before anything else: a SIGTERM right after start must stop the daemon cleanly,
+        // never kill it with drivers left behind. SIGHUP re-reads the driver manifests.
+        let signals: SignalPipe
+        do { signals = try SignalPipe([SIGTERM, SIGINT, SIGHUP]) } catch { throw ValidationError("cannot watch signals: \(error)") }
         let supervisor = Supervisor(configuration: SupervisorConfiguration(driversDirectories: directories, stateDirectory: resolvedStateDirectory),
                                     logger: logger)
         try await supervisor.start()
@@ -72,19 +75,15 @@ struct Mediarouted: AsyncParsableCommand {
         logger.info("mediarouted \(getpid()) listening on \(path)")
 
         // SIGTERM and SIGINT stop every driver before the daemon exits.
-        let (stop, continuation) = AsyncStream<Int32>.makeStream()
-        let sources = [SIGTERM, SIGINT].map { signalNumber in
-            signal(signalNumber, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: signalNumber)
-            source.setEventHandler { continuation.yield(signalNumber) }
-            source.resume()
-            return source
-        }
-        for await signalNumber in stop {
+        while let signalNumber = await signals.next(loop: supervisor.loop) {
+            if signalNumber == SIGHUP {
+                logger.info("signal \(signalNumber): re-reading the driver manifests")
+                await supervisor.reloadManifests()
+                continue
+            }
             logger.info("signal \(signalNumber): stopping every driver")
             break
         }
-        sources.forEach { $0.cancel() }
         server.close()
         await supervisor.shutdown()
         logger.info("mediarouted stopped")

@@ -28,6 +28,8 @@ public struct RPCError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let overloaded = Code(-32008)
         public static let unknownResponseID = Code(-32009)
         public static let frameError = Code(-32010)
+        /// A driver's `hello` names another protocol than its manifest: a configuration error, not a crash.
+        public static let identityMismatch = Code(-32011)
         /// The requester gave up on the request (the same value LSP uses).
         public static let requestCancelled = Code(-32800)
     }

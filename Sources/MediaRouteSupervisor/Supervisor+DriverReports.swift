@@ -1,0 +1,112 @@
+import MediaDevice
+import MediaRouteIPC
+
+/// What drivers report: each notification decoded into its type (a report that does not decode is
+/// a violation, named), counted against the flood limit, and handed to the part it concerns.
+extension Supervisor {
+    func driverHandlers(_ id: String) -> RPCHandlers {
+        var handlers = RPCHandlers()
+        let loopSupervisor = self
+        func on<Report: WireNotification>(_ type: Report.Type, _ body: @escaping @Sendable (isolated Supervisor, Report, DriverRecord) throws(RPCError) -> Void) {
+            handlers.onNotification(Report.method) { notification in
+                loopSupervisor.assumeIsolated { supervisor in
+                    guard let record = supervisor.fleet.record(id), supervisor.countMessage(record) else { return }
+                    do throws(RPCError) {
+                        try body(supervisor, try Report.decode(notification.params), record)
+                    } catch {
+                        supervisor.violation(id, error.message)
+                    }
+                }
+            }
+        }
+        on(FromDriver.DeviceFound.self) { supervisor, report, record throws(RPCError) in
+            let device = try Self.checked(report.device, from: record)
+            guard record.devices[device.id] != nil || record.devices.count < Self.deviceLimit else {
+                throw RPCError(.overloaded, "reported more than \(Self.deviceLimit) devices")
+            }
+            record.upsert(device)
+            supervisor.publishPicker()
+            supervisor.devicesChanged([device], of: record)
+        }
+        on(FromDriver.DeviceLost.self) { supervisor, report, record in
+            if record.remove(report.id) {
+                supervisor.publishPicker()
+                supervisor.devicesLost([report.id], of: record)
+            }
+        }
+        on(FromDriver.DevicesUpdated.self) { supervisor, report, record throws(RPCError) in
+            guard report.devices.count <= Self.deviceLimit else { throw .invalidParams("devices.updated: at most \(Self.deviceLimit) \"devices\"") }
+            var devices: [MediaOutputDevice] = []
+            for reported in report.devices { devices.append(try Self.checked(reported, from: record)) }
+            let before = Set(record.devices.keys)
+            record.replaceDevices(devices)
+            supervisor.publishPicker()
+            supervisor.devicesChanged(devices, of: record)
+            supervisor.devicesLost(before.subtracting(record.devices.keys), of: record)
+        }
+        on(FromDriver.Activated.self) { supervisor, report, _ in supervisor.deliver(report.session, .activated) }
+        on(FromDriver.ActivationFailed.self) { supervisor, report, _ in supervisor.deliver(report.session, .activationFailed(report.error)) }
+        on(FromDriver.Deactivated.self) { supervisor, report, record in supervisor.deviceDropped(report, of: record) }
+        on(FromDriver.PairingRequested.self) { supervisor, report, _ in
+            supervisor.deliver(report.session, .pairingRequested(reason: report.reason, method: report.authorizationMethod))
+        }
+        on(FromDriver.SessionStarted.self) { supervisor, report, _ in
+            supervisor.deliver(report.session, .started(application: report.application, state: report.state))
+        }
+        on(FromDriver.SessionFailed.self) { supervisor, report, _ in
+            if supervisor.routes.mailboxes[report.session] != nil {
+                supervisor.deliver(report.session, .sessionFailed(report.error))
+            } else {
+                supervisor.sessionFailedLater(report.session, report.error)
+            }
+        }
+        on(FromDriver.PlaybackState.self) { supervisor, report, record in
+            guard let route = supervisor.routes[report.session], route.record === record, route.playback != nil, !route.isStartingSession else { return }
+            let stored = route.store(playback: report.state)
+            if let owner = route.mediaOwner { supervisor.publish(.playback(session: report.session, owner: owner, state: stored)) }
+        }
+        on(FromDriver.VolumeChanged.self) { supervisor, report, record in
+            for route in supervisor.routes.routes(of: record) where route.device.id == report.device {
+                supervisor.volumeChanged(route, volume: report.volume, muted: report.muted)
+            }
+        }
+        on(FromDriver.DataToApplication.self) { supervisor, report, record throws(RPCError) in
+            try supervisor.dataFromDevice(report, record: record)
+        }
+        on(FromDriver.StreamFailed.self) { supervisor, report, record in supervisor.streamFailed(report.stream, report.error, record: record) }
+        on(FromDriver.DiscoveryFailed.self) { supervisor, report, record in
+            record.lastDiscoveryError = report.error.message
+            supervisor.logger.error("driver \(record.id): discovery failed: \(report.error.message)")
+        }
+        return handlers
+    }
+
+    /// Hands a driver's report about a session to whoever waits for it.
+    private func deliver(_ session: String, _ event: SessionEvent) { routes.mailboxes[session]?.deliver(event) }
+
+    /// A device from a driver, refusing one that claims another protocol.
+    private static func checked(_ reported: ReportedDevice, from record: DriverRecord) throws(RPCError) -> MediaOutputDevice {
+        if let claimed = reported.claimedProtocol, claimed != record.id {
+            throw RPCError(.invalidParams, "reported a device of protocol \(claimed)")
+        }
+        return reported.device
+    }
+
+    /// Counts a message against the flood limit; false (and the driver is ended) once over it.
+    private func countMessage(_ record: DriverRecord) -> Bool {
+        guard record.countMessage(limit: Self.floodLimit) else {
+            violation(record.id, "flooding: more than \(Self.floodLimit) messages within one second")
+            return false
+        }
+        return true
+    }
+
+    func violation(_ id: String, _ message: String) {
+        guard let record = fleet.record(id), let process = record.process, process.stopReason == nil else {
+            logger.error("driver \(id) violated the protocol while starting: \(message)")
+            return
+        }
+        logger.error("driver \(record.id) violated the protocol: \(message); killing it")
+        process.kill(.killed("violated the protocol: \(message)"))
+    }
+}

@@ -1,0 +1,97 @@
+import MediaDevice
+import MediaRouteIPC
+
+/// Route pickers and the discovery behind them: while one is open, every eligible driver runs
+/// and discovers; when the last closes, discovery stops and idle drivers exit after their grace.
+extension Supervisor {
+    /// Opens a route picker. `onChange` gets the whole list every time it changes, until `closePicker`.
+    public func openPicker(onChange: @escaping @Sendable ([PickerEntry]) -> Void) -> (id: Int, entries: [PickerEntry]) {
+        let first = pickers.isEmpty
+        let id = pickers.open(onChange)
+        if first {
+            for record in fleet.records where isEligible(record) {
+                record.cancelIdleTimer(loop)
+                Task { await self.startDiscovery(record) }
+            }
+        }
+        return (id, pickerEntries())
+    }
+
+    /// Closes a picker; when the last one closes, discovery stops and idle drivers exit after their grace period.
+    public func closePicker(_ id: Int) async {
+        guard pickers.close(id), pickers.isEmpty else { return }
+        for record in fleet.records where record.process != nil {
+            if record.isDiscovering {
+                record.isDiscovering = false
+                _ = try? await call(record, ToDriver.StopDiscovery())
+            }
+            scheduleIdleExit(record)
+        }
+    }
+
+    public func pickerEntries() -> [PickerEntry] {
+        PickerBoard.entries(of: fleet.records, preferences: book.state.preferredProtocols)
+    }
+
+    /// Tells open pickers the list changed, at most once per `PickerBoard.coalescing`: a driver
+    /// reporting a hundred devices must not send a hundred whole lists to every picker.
+    func publishPicker() {
+        guard !pickers.isEmpty, pickers.publication == nil else { return }
+        pickers.publication = loop.schedule(after: PickerBoard.coalescing) { [self] in
+            assumeIsolated { supervisor in
+                supervisor.pickers.publication = nil
+                guard !supervisor.pickers.isEmpty else { return }
+                supervisor.pickers.tell(supervisor.pickerEntries())
+            }
+        }
+    }
+
+    /// Starts discovery on a driver once: the first picker and the driver's own start both ask,
+    /// and a driver hears `discovery.start` only once until `discovery.stop`.
+    func startDiscovery(_ record: DriverRecord) async {
+        guard isEligible(record), !pickers.isEmpty, !record.isDiscovering, !record.isStartingDiscovery else { return }
+        record.isStartingDiscovery = true
+        defer { record.isStartingDiscovery = false }
+        do {
+            try await call(record, ToDriver.StartDiscovery())
+            if pickers.isEmpty {
+                // The last picker closed while discovery was starting.
+                _ = try? await call(record, ToDriver.StopDiscovery())
+                scheduleIdleExit(record)
+            } else {
+                record.isDiscovering = true
+            }
+        } catch {
+            logger.error("driver \(record.id) could not start discovery: \(error)")
+        }
+    }
+
+    /// How long an activation of a device nobody has discovered yet waits for discovery to find it:
+    /// drivers forget their devices when they exit (idle or crashed), and the person should not
+    /// need to run `devices` first.
+    static let discoveryOnDemand: Duration = .seconds(5)
+
+    /// Whether `device` (a picker name or device id) is in the picker, discovering for up to
+    /// `discoveryOnDemand` if it is not yet.
+    func discover(_ device: String) async -> Bool {
+        func listed() -> Bool {
+            let key = PickerEntry.key(device)
+            return pickerEntries().contains { PickerEntry.key($0.name) == key || $0.routes.contains { $0.device.id == device } }
+        }
+        if listed() { return true }
+        let (changes, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        let (picker, _) = openPicker { _ in continuation.yield() }
+        let deadline = loop.schedule(after: Self.discoveryOnDemand) { continuation.finish() }
+        var found = listed()
+        if !found {
+            for await _ in changes where listed() {
+                found = true
+                break
+            }
+        }
+        loop.cancelTimer(deadline)
+        continuation.finish()
+        await closePicker(picker)
+        return found
+    }
+}
