@@ -123,7 +123,7 @@ let package = Package(
         .executableTarget(
             name: "mediaroute-bench",
             dependencies: [
-                "MediaRouteIPC", "CBenchBaseline", "CLinuxHelpers", "MediaRouteSupervisor", "MediaDevice", "PrivateDaemons", "ReferenceProtocol", "MediaCodecs",
+                "MediaRouteIPC", "MediaRouteWire", "CBenchBaseline", "CLinuxHelpers", "MediaRouteSupervisor", "MediaDevice", "PrivateDaemons", "ReferenceProtocol", "MediaCodecs",
                 "AVSystemRouting",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

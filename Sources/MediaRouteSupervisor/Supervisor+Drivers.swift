@@ -203,6 +203,12 @@ extension Supervisor {
         }
     }
 
+    /// One request to a driver by protocol identifier (tests and benchmarks).
+    @discardableResult
+    package func call<Request: WireRequest>(driver protocolID: String, _ request: Request) async throws -> Request.Result {
+        try await call(try fleet.require(protocolID), request)
+    }
+
     /// Tells a driver something whatever becomes of the request that led to it (it may be cancelled).
     func tellDriver<Request: WireRequest>(_ record: DriverRecord, _ request: Request) {
         Task { _ = try? await self.call(record, request) }

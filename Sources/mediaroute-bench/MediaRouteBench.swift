@@ -37,6 +37,7 @@ struct Benchmark: Sendable {
 
     static let all: [Benchmark] = [
         Benchmark(name: "ipc-rtt") { try await IPCRoundTripBenchmark(iterations: $0 ?? 20_000).run() },
+        Benchmark(name: "wire-codec") { try await WireCodecBenchmark(iterations: $0 ?? 200_000).run() },
         Benchmark(name: "ipc-notify") { try await IPCNotifyBenchmark(messages: $0 ?? 500_000).run() },
         Benchmark(name: "driver-restart") { try await DriverRestartBenchmark(iterations: $0 ?? 50).run() },
         Benchmark(name: "picker-scale") { try await PickerScaleBenchmark(runs: $0 ?? 10).run() },

@@ -30,19 +30,28 @@ struct CrashContainmentTests {
         }
     }
 
-    @Test func aDriverThatLiesAboutItsProtocolIsRefusedUntilItsBudgetIsSpent() async throws {
+    /// A driver whose handshake names another protocol than its manifest is a configuration error:
+    /// it is told so with an error of its own (-32011), listed `refused`, and not retried like a
+    /// crash; an edited manifest, re-read on reload (SIGHUP), lets it start.
+    @Test func aDriverThatLiesAboutItsProtocolIsRefusedAtTheHandshakeUntilItsManifestChanges() async throws {
         try await SupervisorHarness.run { harness in
             try harness.addDriver("org.test.honest", devices: ["Hall Speaker"])
-            try harness.addDriver("org.test.liar", claims: "org.test.someone-else",
-                                  restart: ["intensity": 2, "periodSeconds": 60, "initialBackoffMilliseconds": 10, "maximumBackoffMilliseconds": 20])
+            try harness.addDriver("org.test.liar", devices: ["Liar Lamp"], claims: "org.test.someone-else")
             let supervisor = try await harness.start()
             let view = PickerView()
             let picker = await supervisor.openPicker { view.update($0) }
-            try await harness.waitUntil("liar failed") { if case .failed = await harness.status("org.test.liar")?.state { true } else { false } }
-            guard case .failed(let why)? = await harness.status("org.test.liar")?.state else { return }
-            #expect(why.hasPrefix("3 crashes within 60 s"))
+            try await harness.waitUntil("liar refused") { if case .refused = await harness.status("org.test.liar")?.state { true } else { false } }
+            let status = try #require(await harness.status("org.test.liar"))
+            let why = try #require({ if case .refused(let why) = status.state { why } else { nil } }())
             #expect(why.contains("says its protocol is \"org.test.someone-else\" but its manifest"))
+            #expect(status.restarts == 0, "a configuration error is not a crash: no restart")
+            try await harness.waitUntil("the driver heard why") { harness.log.all.contains { $0.contains("[org.test.liar]") && $0.contains("code -32011") } }
             try await harness.waitUntil("honest device listed") { view.names() == ["Hall Speaker"] }
+            #expect(await harness.status("org.test.liar")?.restarts == 0)
+            // The manifest is mended: a reload (what SIGHUP does) lets the driver start and discover.
+            try harness.addDriver("org.test.liar", devices: ["Liar Lamp"])
+            await supervisor.reloadManifests()
+            try await harness.waitUntil("mended driver discovers") { view.names() == ["Hall Speaker", "Liar Lamp"] }
             await supervisor.closePicker(picker.id)
         }
     }
@@ -136,12 +145,12 @@ struct CrashContainmentTests {
             #expect(view.names().contains("Bedroom TV"))
             #expect(harness.log.contains("driver org.test.faulty"))
             // The faulty driver's route was deactivated, with the reason; the healthy session still plays and obeys.
-            let routes = await supervisor.activeRoutes().compactMap { $0.objectValue?["device"]?.objectValue?["displayName"]?.stringValue }
+            let routes = await supervisor.activeRoutes().map(\.device.displayName)
             #expect(routes == ["Bedroom TV"])
             #expect(await supervisor.recentEvents.contains { $0.hasPrefix("Garage Speaker deactivated: ") && $0.contains(expected) })
-            let paused = try await supervisor.setPlayback("Bedroom TV", ["isPlaying": false])
-            #expect(paused.objectValue?["playback"]?.objectValue?["state"] == "paused")
-            #expect(try await supervisor.volume("Bedroom TV", .set(0.25)).objectValue?["volume"] == .double(0.25))
+            let paused = try await supervisor.setPlayback("Bedroom TV", PlaybackChanges(isPlaying: false))
+            #expect(paused.playback?.status.state == .paused)
+            #expect(try await supervisor.volume("Bedroom TV", .set(0.25)).volume == 0.25)
             await supervisor.closePicker(picker.id)
             harness.mustBeGone(faultyPID)
         }
@@ -153,7 +162,7 @@ struct CrashContainmentTests {
                                   restart: ["intensity": 1, "periodSeconds": 60, "initialBackoffMilliseconds": 10, "maximumBackoffMilliseconds": 10])
             let supervisor = try await harness.start()
             do {
-                _ = try await supervisor.call(driver: "org.test.fragile", DriverMethod.startDiscovery)
+                _ = try await supervisor.call(driver: "org.test.fragile", ToDriver.StartDiscovery())
                 Issue.record("discovery succeeded")
             } catch let error as MediaDeviceError {
                 #expect(error.code == .driverFailed)
@@ -197,7 +206,7 @@ struct CrashContainmentTests {
             try await harness.waitUntil("idle exit") { await harness.status("org.test.sleepy")?.state == .stopped }
             let status = try #require(await harness.status("org.test.sleepy"))
             #expect(status.restarts == 0, "\(status.lastExit ?? "-") | \(harness.log.all.suffix(10))")
-            #expect(status.lastExit?.hasPrefix("idle") == true)
+            #expect(status.lastExit == "exited when idle", "an idle exit is said as such, not as a signal")
             #expect(kill(pid, 0) != 0)
         }
     }
@@ -210,12 +219,17 @@ struct CrashContainmentTests {
             await supervisor.shutdown()
             supervisor = try await harness.start()  // as after a restart (state.json is written synchronously)
             #expect(await harness.status("org.test.optional")?.state == .disabled)
+            // A second, enabled driver proves discovery ran: once its device is listed, the disabled
+            // driver had the same chance to start and did not.
+            try harness.addDriver("org.test.witness", devices: ["Witness Radio"])
+            await supervisor.reloadManifests()
             let view = PickerView()
             let picker = await supervisor.openPicker { view.update($0) }
-            try await Task.sleep(for: .milliseconds(300))
-            #expect(view.current.isEmpty)
+            try await harness.waitUntil("the enabled driver discovered") { view.names() == ["Witness Radio"] }
+            #expect(await harness.status("org.test.optional")?.state == .disabled)
+            #expect(await harness.status("org.test.optional")?.pid == nil)
             try await supervisor.enableDriver("org.test.optional")
-            try await harness.waitUntil("enabled and discovering") { view.names() == ["Porch Speaker"] }
+            try await harness.waitUntil("enabled and discovering") { view.names() == ["Witness Radio", "Porch Speaker"] }
             await supervisor.closePicker(picker.id)
         }
     }
@@ -230,9 +244,9 @@ struct CrashContainmentTests {
             try await harness.waitUntil("listed") { await supervisor.pickerEntries().count == 1 }
             _ = try await supervisor.activate("Lounge TV") { _ in nil }
             let started = try await supervisor.startSession("Lounge TV", url: "http://127.0.0.1:9/clip.mp4")
-            #expect(started.objectValue?["playback"]?.objectValue?["metadata"] == ["title": "Test Pattern", "artist": "MediaRoute"])
+            #expect(started.playback?.status.metadata == AVInterfaceMetadata(title: "Test Pattern", artist: "MediaRoute"))
             try await harness.waitUntil("position advanced by itself") {
-                let position = await supervisor.activeRoutes().first?.objectValue?["playback"]?.objectValue?["position"]?.doubleValue ?? 0
+                let position = await supervisor.activeRoutes().first?.playback?.status.position ?? 0
                 return position >= 0.5
             }
             await supervisor.closePicker(picker.id)
@@ -247,12 +261,12 @@ struct CrashContainmentTests {
             let supervisor = try await harness.start()
             let (answers, continuation) = AsyncStream<(String, String, [UInt8])>.makeStream()
             _ = await supervisor.subscribe { event in
-                if case .data(_, let session, _, let application, _, let bytes) = event { continuation.yield((session, application, bytes)) }
+                if case .data(_, let session, _, let application, _, let data) = event { continuation.yield((session, application, [UInt8](data.bytes))) }
             }
             let picker = await supervisor.openPicker { _ in }
             try await harness.waitUntil("listed") { await supervisor.pickerEntries().count == 1 }
             let route = try await supervisor.activate("Hall TV") { _ in nil }
-            let session = try #require(route.objectValue?["session"]?.stringValue)
+            let session = route.session
             try await supervisor.sendData(Array("hello, device".utf8), toApplication: "echo", device: "Hall TV")
             var iterator = answers.makeAsyncIterator()
             let answer = try #require(await iterator.next())

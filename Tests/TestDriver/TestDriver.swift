@@ -7,7 +7,8 @@ import MediaDevice
 ///
 /// Arguments: `--protocol ID` (what it claims in the handshake), `--devices "Name A,Name B"`,
 /// `--crash-on-start`, `--crash-on-discovery`, `--simultaneous` (runs several sessions at once).
-/// Device-side events on command: `lose:NAME` (the device vanishes from the network),
+/// Device-side events on command: `lose:NAME` (the device vanishes from the network), `drop:NAME`
+/// (it ends its activation on its own), `bad-device` (a device.found that does not decode),
 /// `volume:LEVEL` (someone turned the device's own knob), `fail-sessions` (the media stops playing).
 @main
 final class TestDriver: MediaDeviceExtension {
@@ -52,6 +53,13 @@ final class TestDriver: MediaDeviceExtension {
         case "garbage": rawFrame(Array("{\"jsonrpc\":\"2.0\",".utf8))
         case "lie-device": rawFrame(Array(#"{"jsonrpc":"2.0","method":"device.found","params":{"device":{"id":"x","displayName":"Stolen TV","capabilities":["urlPlayback"],"protocol":"org.other.protocol"}}}"#.utf8))
         case "bad-reply": rawFrame(Array(#"{"jsonrpc":"2.0","id":987654,"result":null}"#.utf8))
+        case "bad-device": rawFrame(Array(#"{"jsonrpc":"2.0","method":"device.found","params":{"device":{"id":"y","displayName":"Odd TV","capabilities":"urlPlayback"}}}"#.utf8))
+        case _ where command.hasPrefix("drop:"):
+            // The device ends the activation on its own (it rebooted) but stays on the network.
+            let name = String(command.dropFirst(5))
+            for (session, device) in activations where device.displayName == name {
+                routingManager.deviceDeactivated(device, session: MediaOutputSession(id: session), error: MediaDeviceError(.connectionFailed, "\(name) restarted"))
+            }
         case _ where command.hasPrefix("lose:"):
             routingManager.lostDevice(device(String(command.dropFirst(5))))
         case _ where command.hasPrefix("volume:"):
@@ -85,6 +93,7 @@ final class TestDriver: MediaDeviceExtension {
     }
 
     func startDeviceDiscovery() {
+        FileHandle.standardError.write(Data("test driver: discovery started\n".utf8))
         if crashOnDiscovery { segfault() }
         for name in deviceNames { routingManager.foundDevice(device(name)) }
     }
@@ -98,20 +107,29 @@ final class TestDriver: MediaDeviceExtension {
             routingManager.requestPairingCode(for: device, session: session, reason: "Enter the code shown on the screen.",
                                               authorizationMethod: .numericCode(length: .fourCharacter))
         } else {
-            routingManager.activatedDevice(device, session: session)
+            activated(device, session)
         }
+    }
+
+    /// Active devices by session, for `drop:NAME`.
+    private var activations: [String: MediaOutputDevice] = [:]
+
+    private func activated(_ device: MediaOutputDevice, _ session: MediaOutputSession) {
+        activations[session.id] = device
+        routingManager.activatedDevice(device, session: session)
     }
 
     func connectUsingPairingCode(_ pairingCode: String?, to device: MediaOutputDevice, session: MediaOutputSession) {
         switch pairingCode {
         case nil: routingManager.failedToActivateDevice(device, session: session, error: MediaDeviceError(.authorizationFailed, "pairing with \(device.displayName) was cancelled"))
-        case Self.pairingCode?: routingManager.activatedDevice(device, session: session)
+        case Self.pairingCode?: activated(device, session)
         case let wrong?: routingManager.failedToActivateDevice(device, session: session, error: MediaDeviceError(.authorizationFailed, "\(device.displayName) refused the code \(wrong)"))
         }
     }
     func deactivateDevice(_ device: MediaOutputDevice, session: MediaOutputSession) {
         FileHandle.standardError.write(Data("test driver: deactivated \(device.displayName) (\(session.id))\n".utf8))
         sessions[session.id] = nil
+        activations[session.id] = nil
     }
     func setVolume(_ volume: Float, for device: MediaOutputDevice) { level = volume }
     func volume(for device: MediaOutputDevice) -> Float { level }

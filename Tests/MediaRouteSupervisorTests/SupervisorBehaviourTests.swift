@@ -1,0 +1,114 @@
+import Foundation
+import MediaDevice
+@testable import MediaRouteSupervisor
+import Testing
+import TestSupport
+
+/// What the supervisor does that a driver author or an operator relies on, each found wrong once
+/// (issue 12): discovery started once, a driver's stdin, devices forgotten by a restarted driver,
+/// stops said for what they were, a device that drops its activation, a report that does not decode.
+@Suite(.timeLimit(.minutes(2)))
+struct SupervisorBehaviourTests {
+    @Test func aPickerThatStartsADriverAsksItToDiscoverOnce() async throws {
+        try await SupervisorHarness.run { harness in
+            try harness.addDriver("org.test.once", devices: ["Study Lamp"])
+            let supervisor = try await harness.start()
+            let view = PickerView()
+            let picker = await supervisor.openPicker { view.update($0) }
+            try await harness.waitUntil("listed") { view.names() == ["Study Lamp"] }
+            await supervisor.closePicker(picker.id)
+            try await supervisor.call(driver: "org.test.once", ToDriver.Ping())
+            // The driver's stderr arrives in the order it was written: once the mark is logged,
+            // every discovery it started before is logged too.
+            try harness.command("org.test.once", "mark")
+            try await harness.waitUntil("mark logged") { harness.log.contains("test driver: unknown command mark") }
+            #expect(harness.log.all.filter { $0.contains("test driver: discovery started") }.count == 1)
+        }
+    }
+
+    @Test func aDriverReadsNothingButItsSocket() async throws {
+        try await SupervisorHarness.run { harness in
+            try harness.addDriver("org.test.quiet", devices: ["Den TV"])
+            let supervisor = try await harness.start()
+            let view = PickerView()
+            let picker = await supervisor.openPicker { view.update($0) }
+            try await harness.waitUntil("listed") { view.names() == ["Den TV"] }
+            let pid = try #require(await harness.status("org.test.quiet")?.pid)
+            #expect(try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/0") == "/dev/null")
+            await supervisor.closePicker(picker.id)
+        }
+    }
+
+    /// Drivers forget their devices when they exit; activating one by name discovers it again,
+    /// after an idle exit and after a crash, without anyone listing devices first.
+    @Test func aDeviceIsFoundAgainWhenActivatedAfterItsDriverExited() async throws {
+        try await SupervisorHarness.run { harness in
+            try harness.addDriver("org.test.sleepy", devices: ["Attic Radio"],
+                                  timeouts: ["idleExitMilliseconds": 300, "heartbeatIntervalMilliseconds": 1000, "heartbeatTimeoutMilliseconds": 2000])
+            let supervisor = try await harness.start()
+            let picker = await supervisor.openPicker { _ in }
+            try await harness.waitUntil("listed") { await supervisor.pickerEntries().count == 1 }
+            await supervisor.closePicker(picker.id)
+            try await harness.waitUntil("idle exit") { await harness.status("org.test.sleepy")?.state == .stopped }
+            #expect(await supervisor.pickerEntries().isEmpty)
+            let route = try await supervisor.activate("Attic Radio") { _ in nil }
+            #expect(route.device.displayName == "Attic Radio")
+            // Crashed: the restarted driver has forgotten it too.
+            let pid = try #require(await harness.status("org.test.sleepy")?.pid)
+            kill(pid, SIGKILL)
+            try await harness.waitUntil("restarted") { await harness.status("org.test.sleepy")?.restarts == 1 }
+            harness.mustBeGone(pid)
+            let again = try await supervisor.activate("attic  radio") { _ in nil }
+            #expect(again.device.displayName == "Attic Radio" && again.session != route.session)
+        }
+    }
+
+    @Test func intentionalStopsSayWhatHappened() async throws {
+        try await SupervisorHarness.run { harness in
+            try harness.addDriver("org.test.steady", devices: ["Hall TV"])
+            let supervisor = try await harness.start()
+            _ = try await supervisor.call(driver: "org.test.steady", ToDriver.Ping())
+            let pid = try #require(await harness.status("org.test.steady")?.pid)
+            try await supervisor.restartDriver("org.test.steady")
+            harness.mustBeGone(pid)
+            let restarted = try #require(await harness.status("org.test.steady"))
+            #expect(restarted.lastExit == "restarted by the operator")
+            #expect(restarted.restarts == 0 && restarted.state == .running)
+            try await supervisor.disableDriver("org.test.steady")
+            #expect(await harness.status("org.test.steady")?.lastExit == "stopped by the operator (disabled)")
+        }
+    }
+
+    @Test func aDeviceThatDropsItsActivationEndsItsRoute() async throws {
+        try await SupervisorHarness.run { harness in
+            try harness.addDriver("org.test.flaky", devices: ["Den TV"])
+            let supervisor = try await harness.start()
+            let (ended, continuation) = AsyncStream<(String, RouteChangeReason, String)>.makeStream()
+            _ = await supervisor.subscribe { event in
+                if case .deactivated(let route, let reason, let message) = event { continuation.yield((route.device.displayName, reason, message)) }
+            }
+            let route = try await supervisor.activate("Den TV") { _ in nil }
+            try harness.command("org.test.flaky", "drop:Den TV")
+            var events = ended.makeAsyncIterator()
+            let event = try #require(await events.next())
+            #expect(event.0 == "Den TV" && event.1 == .oldDeviceUnavailable && event.2 == "Den TV restarted")
+            #expect(await supervisor.activeRoutes().isEmpty)
+            // The driver is told to release the session.
+            try await harness.waitUntil("released") { harness.log.contains("test driver: deactivated Den TV (\(route.session))") }
+            #expect(await harness.status("org.test.flaky")?.restarts == 0, "not a violation")
+        }
+    }
+
+    @Test func aReportThatDoesNotDecodeNamesTheMethodAndTheMember() async throws {
+        try await SupervisorHarness.run { harness in
+            try harness.addDriver("org.test.sloppy", devices: ["Den TV"])
+            let supervisor = try await harness.start()
+            _ = try await supervisor.call(driver: "org.test.sloppy", ToDriver.Ping())
+            try harness.command("org.test.sloppy", "bad-device")
+            try await harness.waitUntil("killed") { await harness.status("org.test.sloppy")?.restarts == 1 }
+            let exit = try #require(await harness.status("org.test.sloppy")?.lastExit)
+            #expect(exit.contains("device.found: \"device.capabilities\": expected an array, got a string"), "\(exit)")
+            #expect(await supervisor.pickerEntries().allSatisfy { $0.name != "Odd TV" })
+        }
+    }
+}
