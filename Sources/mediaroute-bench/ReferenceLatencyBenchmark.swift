@@ -1,6 +1,7 @@
 import Foundation
 import MediaRouteIPC
 import MediaRouteSupervisor
+import MediaRouteWire
 import PrivateDaemons
 import ReferenceProtocol
 
@@ -31,7 +32,7 @@ struct ReferenceLatencyBenchmark {
                     let play = now()
                     let route = try await supervisor.startSession(ReferenceStage.receiverName, url: stage.media.url("tone.wav"))
                     playing.append(now() - play)
-                    guard route.objectValue?["playback"]?.objectValue?["state"] == "playing" else { throw BenchmarkError("the receiver did not report playing: \(route)") }
+                    guard route.playback?.status.state == .playing else { throw BenchmarkError("the receiver did not report playing: \(route)") }
                     try await supervisor.stopSession(ReferenceStage.receiverName)
                     try await supervisor.deactivate(ReferenceStage.receiverName)
                 }
