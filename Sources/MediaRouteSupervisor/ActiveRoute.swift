@@ -138,6 +138,7 @@ final class SessionMailbox: Sendable {
 public struct PairingRequest: Sendable {
     public let deviceName: String
     public let protocolName: String
-    public let reason: String
+    /// The driver's sentence for the person, if it gave one.
+    public let reason: String?
     public let method: MediaOutputDevice.AuthorizationMethod
 }

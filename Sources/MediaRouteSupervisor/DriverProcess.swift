@@ -68,7 +68,8 @@ final class DriverProcess: Sendable {
             loop.execute {
                 done.resume(returning: Result { () throws(IPCSystemError) in
                     try ChildProcess(executable: manifest.executable, arguments: manifest.arguments, socket: theirs,
-                                     environment: spawnEnvironment, standardInput: nothing >= 0 ? nothing : nil, standardError: stderrWrite)
+                                     environment: spawnEnvironment, standardInput: nothing >= 0 ? nothing : nil,
+                                     standardOutput: stderrWrite, standardError: stderrWrite)
                 })
             }
         }
@@ -181,7 +182,7 @@ enum StopReason: Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .idle: "exited when idle"
         case .restartedByOperator: "restarted by the operator"
-        case .disabledByOperator: "stopped by the operator (disabled)"
+        case .disabledByOperator: "stopped by the operator"
         case .supervisorShuttingDown: "stopped: the supervisor is shutting down"
         case .killed(let why): why
         }

@@ -87,7 +87,7 @@ extension Supervisor {
                 throw error
             case .pairingRequested(let reason, let method):
                 let request = PairingRequest(deviceName: target.displayName, protocolName: record.manifest.displayName,
-                                             reason: reason ?? "\(target.displayName) asks to pair", method: method)
+                                             reason: reason, method: method)
                 let code = await pairing(request)
                 try await call(record, ToDriver.Pair(device: target, session: session.id, code: code))
             case .started, .sessionFailed:

@@ -79,6 +79,9 @@ extension Supervisor {
         // A route that just ended is dropped quietly: the driver may not have heard of it yet.
         guard let route = routes[report.session] else { return }
         guard route.record === record else { throw .invalidParams("sent data for session \(report.session), which is another driver's route") }
+        guard report.data.byteCount <= Self.maximumDataMessage else {
+            throw .invalidParams("session.dataToApplication: \"data\" holds \(report.data.byteCount) bytes, over the \(Self.maximumDataMessage)-byte limit")
+        }
         let sessionOwner = route.playback != nil && route.application == report.application ? route.mediaOwner : nil
         publish(.data(route: route.parent ?? route.session.id, session: route.session.id, protocolID: record.id, application: report.application,
                       sessionOwner: sessionOwner, data: report.data))

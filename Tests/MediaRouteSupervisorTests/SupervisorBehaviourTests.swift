@@ -75,7 +75,7 @@ struct SupervisorBehaviourTests {
             #expect(restarted.lastExit == "restarted by the operator")
             #expect(restarted.restarts == 0 && restarted.state == .running)
             try await supervisor.disableDriver("org.test.steady")
-            #expect(await harness.status("org.test.steady")?.lastExit == "stopped by the operator (disabled)")
+            #expect(await harness.status("org.test.steady")?.lastExit == "stopped by the operator")
         }
     }
 
