@@ -144,7 +144,7 @@ let package = Package(
         .testTarget(name: "ReferenceProtocolTests",
                     dependencies: ["ReferenceProtocol", "AVSystemRouting", "MediaRouteSupervisor", "MediaDevice", "MediaRouteIPC", "PrivateDaemons", "MediaCodecs",
                                    "TestSupport", "mediaroute-receiver", "mediaroute-reference-driver", "mediaroute-demo", "mediaroute-player", "mediaroute"]),
-        .testTarget(name: "MediaDeviceTests", dependencies: ["MediaDevice", "MediaRouteIPC"]),
+        .testTarget(name: "MediaDeviceTests", dependencies: ["MediaDevice", "MediaRouteIPC", "MediaRouteWire"]),
         .testTarget(name: "MediaCodecsTests", dependencies: ["MediaCodecs", "RTP"]),
         .testTarget(name: "CAvahiTests", dependencies: ["CAvahi", "PrivateDaemons"]),
         .testTarget(name: "CDBusTests", dependencies: ["CDBus", "PrivateDaemons"]),
