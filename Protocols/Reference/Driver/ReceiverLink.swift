@@ -87,7 +87,8 @@ final class ReceiverLink {
     /// Asks the receiver to show a code (or to expect its password); returns what to ask the person for.
     func beginPairing() async throws(MediaDeviceError) -> MediaOutputDevice.AuthorizationMethod {
         let answer = try await request(ReferenceProtocol.Method.pairBegin, [:])
-        return answer.objectValue?["authorization"].flatMap(MediaOutputDevice.AuthorizationMethod.init(json:)) ?? announcement.authorization.method
+        return answer.objectValue?["authorization"].flatMap { try? WireDecoder.decode(MediaOutputDevice.AuthorizationMethod.self, from: $0) }
+            ?? announcement.authorization.method
     }
 
     /// Gives the receiver the person's code; on success the token is kept for next time.
