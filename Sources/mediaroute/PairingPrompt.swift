@@ -27,15 +27,15 @@ enum PairingPrompt {
         return nil
     }
 
-    /// The driver's reason, once, as the explanation (it is the request, in the device's words),
-    /// then only what to type and where: the person does not read the same request twice.
+    /// The driver's reason, if it gave one, once, as the explanation (it is the request, in the
+    /// device's words), then only what to type and where: the person does not read the request twice.
     static func prompt(for request: Control.PairingRequest) -> String {
         let field = switch request.authorizationMethod {
         case .numericCode(let length): "\(length.rawValue)-digit code for \(request.device)"
         case .password: "Password for \(request.device)"
         case .none: "Code for \(request.device)"
         }
-        let reason = request.reason.trimmingCharacters(in: .whitespacesAndNewlines)
+        let reason = request.reason?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
         return (reason.isEmpty ? "" : reason + "\n") + field + " (Ctrl-C cancels): "
     }
 

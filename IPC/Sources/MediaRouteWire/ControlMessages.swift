@@ -94,10 +94,10 @@ package enum Control {
         package static let method = "pairing.request"
         package let device: String
         package let protocolName: String
-        /// The driver's sentence for the person (shown once, as the prompt's explanation).
-        package let reason: String
+        /// The driver's sentence for the person (shown once, as the prompt's explanation), if it gave one.
+        package let reason: String?
         package let authorizationMethod: MediaOutputDevice.AuthorizationMethod
-        package init(device: String, protocolName: String, reason: String, authorizationMethod: MediaOutputDevice.AuthorizationMethod) {
+        package init(device: String, protocolName: String, reason: String?, authorizationMethod: MediaOutputDevice.AuthorizationMethod) {
             (self.device, self.protocolName, self.reason, self.authorizationMethod) = (device, protocolName, reason, authorizationMethod)
         }
     }
