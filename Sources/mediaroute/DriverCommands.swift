@@ -27,10 +27,16 @@ struct Drivers: SimpleCommand {
         let result = try await once(Control.ListDrivers())
         options.output(result) {
             let rows = result.drivers.map { d in
-                [d.protocol, d.displayName, d.state, d.pid.map(String.init) ?? "-", String(d.restarts), duration(d.uptimeSeconds), d.lastExit ?? "-"]
+                [d.protocol, d.displayName, Self.state(of: d), d.pid.map(String.init) ?? "-", String(d.restarts), duration(d.uptimeSeconds), d.lastExit ?? "-"]
             }
             return rows.isEmpty ? "no drivers" : table(["PROTOCOL", "NAME", "STATE", "PID", "RESTARTS", "UPTIME", "LAST EXIT"], rows)
         }
+    }
+
+    /// A refused driver is mended in its manifest (it stays refused until that changes): its state
+    /// names the file, which a manifest too broken to name its protocol leaves no other way to find.
+    static func state(of driver: DriverReport) -> String {
+        driver.state.hasPrefix("refused") ? "\(driver.state) (\(driver.manifest))" : driver.state
     }
 }
 
