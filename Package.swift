@@ -71,7 +71,7 @@ let package = Package(
         .target(name: "MediaDevice", dependencies: ["MediaRouteWire", "MediaRouteIPC", "CLinuxHelpers"]),
 
         // The app library: routes, sessions, playback control, data channels, route changes.
-        .target(name: "AVSystemRouting", dependencies: ["MediaDevice", "MediaRouteIPC"]),
+        .target(name: "AVSystemRouting", dependencies: ["MediaDevice", "MediaRouteWire", "MediaRouteIPC"]),
 
         // The supervisor as a library (testable in-process), and its thin executable.
         .target(
@@ -87,7 +87,7 @@ let package = Package(
         // The operator CLI.
         .executableTarget(
             name: "mediaroute",
-            dependencies: ["MediaRouteIPC", "MediaDevice", "MediaCodecs", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["MediaRouteIPC", "MediaRouteWire", "MediaDevice", "MediaCodecs", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
 
         // The reference protocol (Protocols/Reference/PROTOCOL.md): its shared definitions, its

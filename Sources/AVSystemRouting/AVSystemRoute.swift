@@ -1,6 +1,6 @@
 import Foundation
 import MediaDevice
-import MediaRouteIPC
+import MediaRouteWire
 import Synchronization
 
 /// An active route to a remote device, of one of the app's protocols: what the app starts media
@@ -41,18 +41,16 @@ public final class AVSystemRoute: Sendable, Hashable, CustomStringConvertible {
     let daemon: DaemonConnection
     let registry: MediaSessionRegistry
 
-    init?(json: JSONValue, daemon: DaemonConnection, registry: MediaSessionRegistry) {
-        guard let object = json.objectValue, let id = object["session"]?.stringValue, let protocolID = object["protocol"]?.stringValue,
-              let deviceJSON = object["device"], let device = try? MediaOutputDevice(json: deviceJSON) else { return nil }
-        identifier = id
-        protocolType = UTType(exportedAs: protocolID)
-        protocolName = object["protocolName"]?.stringValue ?? protocolID
-        supportsSimultaneousSessions = object["simultaneousSessions"]?.boolValue ?? false
-        routeDataChannel = AVSystemRouteDataChannel(target: .route(id), daemon: daemon)
+    /// A route as mediarouted described it: decoded, and so checked, where it arrived.
+    init(_ description: RouteDescription, daemon: DaemonConnection, registry: MediaSessionRegistry) {
+        identifier = description.session
+        protocolType = UTType(exportedAs: description.protocol)
+        protocolName = description.protocolName
+        supportsSimultaneousSessions = description.simultaneousSessions
+        routeDataChannel = AVSystemRouteDataChannel(target: .route(description.session), daemon: daemon)
         self.daemon = daemon
         self.registry = registry
-        state = Mutex(State(device: device, busy: object["busy"]?.boolValue ?? false,
-                            volume: object["volume"]?.doubleValue.map { Float($0) }, isMuted: object["muted"]?.boolValue))
+        state = Mutex(State(device: description.device, busy: description.busy, volume: description.volume, isMuted: description.muted))
     }
 
     /// The device at the other end, as its driver last described it.
@@ -108,14 +106,13 @@ public final class AVSystemRoute: Sendable, Hashable, CustomStringConvertible {
     // MARK: From the controller
 
     /// Takes mediarouted's latest description; true if the device's description changed.
-    func update(json: JSONValue) -> Bool {
-        guard let object = json.objectValue, let deviceJSON = object["device"], let device = try? MediaOutputDevice(json: deviceJSON) else { return false }
-        return state.withLock { state in
-            let changed = state.device != device || state.volume != object["volume"]?.doubleValue.map({ Float($0) }) || state.isMuted != object["muted"]?.boolValue
-            state.device = device
-            state.busy = object["busy"]?.boolValue ?? state.busy
-            state.volume = object["volume"]?.doubleValue.map { Float($0) }
-            state.isMuted = object["muted"]?.boolValue
+    func update(_ description: RouteDescription) -> Bool {
+        state.withLock { state in
+            let changed = state.device != description.device || state.volume != description.volume || state.isMuted != description.muted
+            state.device = description.device
+            state.busy = description.busy
+            state.volume = description.volume
+            state.isMuted = description.muted
             return changed
         }
     }

@@ -1,6 +1,7 @@
 import Foundation
 import MediaDevice
 import MediaRouteIPC
+import MediaRouteWire
 import Synchronization
 
 /// The app's view of remote routes: tells observers when a route of one of the app's protocols
@@ -46,8 +47,10 @@ public final class AVSystemRouteController: Sendable {
     public let configuration: Configuration
     let daemon: DaemonConnection
     let registry = MediaSessionRegistry()
+    /// What mediarouted sent that could not be read: reported, never dropped unseen.
+    let problems = ProtocolProblems()
 
-    private final class WeakObserver: @unchecked Sendable {
+    private struct WeakObserver {
         weak var observer: (any AVSystemRouteControllerObserver)?
         init(_ observer: any AVSystemRouteControllerObserver) { self.observer = observer }
     }
@@ -125,8 +128,13 @@ public final class AVSystemRouteController: Sendable {
         switch input {
         case .connected:
             // Routes that were active before the app connected (or while it was away).
-            let list = (try? await daemon.call("app.routes", [:]).objectValue?["routes"]?.arrayValue) ?? []
-            for route in list { await activated(route) }
+            do {
+                for route in try await daemon.call(App.Routes()).routes { await activated(route) }
+            } catch let error as AVSystemRoutingError where error.code == .unavailable {
+                // The connection dropped again; its `.disconnected` follows.
+            } catch {
+                problems.report("the routes active before the app connected are unknown: \(error)")
+            }
         case .disconnected(let reason):
             for stream in registry.allStreams {
                 stream.end(AVSystemRoutingError(.unavailable, "the connection to mediarouted was lost (\(reason))"))
@@ -135,53 +143,50 @@ public final class AVSystemRouteController: Sendable {
             for route in activeRoutes {
                 await deactivated(route.identifier, reason: .oldDeviceUnavailable, message: "the connection to mediarouted was lost (\(reason))")
             }
-        case .notification(let method, let params):
-            await handle(method, params)
+        case .event(let event):
+            await handle(event)
         }
     }
 
-    private func handle(_ method: String, _ params: JSONObject) async {
-        switch method {
-        case "route.activated":
-            if let route = params["route"] { await activated(route) }
-        case "route.deactivated":
-            guard let id = params["route"]?.objectValue?["session"]?.stringValue else { return }
-            let reason = params["reason"]?.stringValue.flatMap(AVSystemRouteChangeReason.init(rawValue:)) ?? .unknown
-            await deactivated(id, reason: reason, message: params["message"]?.stringValue ?? "the route ended")
-        case "route.updated":
-            guard let json = params["route"], let id = json.objectValue?["session"]?.stringValue,
-                  let route = activeRoutes.first(where: { $0.identifier == id }) else { return }
+    private func handle(_ event: DaemonEvent) async {
+        switch event {
+        case .routeActivated(let message):
+            await activated(message.route)
+        case .routeDeactivated(let message):
+            await deactivated(message.route.session, reason: AVSystemRouteChangeReason(rawValue: message.reason.rawValue) ?? .unknown, message: message.message)
+        case .routeUpdated(let message):
+            guard let route = activeRoutes.first(where: { $0.identifier == message.route.session }) else { return }
             let previous = currentRoute
-            if route.update(json: json) {
+            if route.update(message.route) {
                 await announce(AVSystemRouteChange(reason: .routeConfigurationChange, previousRoute: previous, currentRoute: currentRoute,
                                                    message: "\(route.routeDisplayName) changed"))
             }
-        case "session.state":
-            guard let id = params["session"]?.stringValue, let media = registry.session(id), let state = params["state"]?.objectValue else { return }
-            await MainActor.run { media.playbackControl.report(state) }
-        case "session.ended":
-            guard let id = params["session"]?.stringValue, let media = registry.session(id) else { return }
-            let reason = MediaDeviceError(json: params["error"])?.message ?? "the session ended"
-            await media.end(final: params["state"]?.objectValue.map(PlaybackStatus.init(json:)), error: AVSystemRoutingError(.sessionEnded, reason))
-        case "stream.ended":
-            guard let id = params["stream"]?.stringValue, let stream = registry.stream(id) else { return }
-            stream.end(AVSystemRoutingError(.sessionEnded, MediaDeviceError(json: params["error"])?.message ?? "the stream ended"))
+        case .sessionState(let message):
+            guard let media = registry.session(message.session) else { return }
+            await MainActor.run { media.playbackControl.report(message.state) }
+        case .sessionEnded(let message):
+            guard let media = registry.session(message.session) else { return }
+            await media.end(final: message.state.status, error: AVSystemRoutingError(.sessionEnded, message.error.message))
+        case .streamEnded(let message):
+            guard let stream = registry.stream(message.stream) else { return }
+            stream.end(AVSystemRoutingError(.sessionEnded, message.error.message))
             registry.remove(stream)
-        case "data.received":
-            guard let text = params["data"]?.stringValue, let data = Data(base64Encoded: text) else { return }
-            if let session = params["session"]?.stringValue {
+        case .dataReceived(let message):
+            // Base64 is decoded here, at the app's edge; the daemon passed the text on as it came.
+            let data = message.data.bytes
+            if let session = message.session {
                 guard let channel = registry.session(session)?.dataChannel else { return }
                 await MainActor.run { channel.deliver(data) }
-            } else if let id = params["route"]?.stringValue, let route = activeRoutes.first(where: { $0.identifier == id }) {
+            } else if let route = activeRoutes.first(where: { $0.identifier == message.route }) {
                 await MainActor.run { route.routeDataChannel.deliver(data) }
             }
-        default:
-            break
+        case .undecodable(let error):
+            problems.report("ignored a notification that does not decode: \(error.message)")
         }
     }
 
-    private func activated(_ json: JSONValue) async {
-        guard let route = AVSystemRoute(json: json, daemon: daemon, registry: registry) else { return }
+    private func activated(_ description: RouteDescription) async {
+        let route = AVSystemRoute(description, daemon: daemon, registry: registry)
         let previous = currentRoute
         let added = state.withLock { state -> Bool in
             guard !state.routes.contains(where: { $0.identifier == route.identifier }) else { return false }

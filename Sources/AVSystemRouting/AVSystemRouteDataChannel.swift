@@ -1,5 +1,5 @@
 import Foundation
-import MediaRouteIPC
+import MediaRouteWire
 import Synchronization
 
 /// Receives what the device's application sends on a data channel.
@@ -48,12 +48,12 @@ public final class AVSystemRouteDataChannel: Sendable {
         guard data.count <= Self.maximumMessageSize else {
             throw AVSystemRoutingError(.messageTooLarge, "a data message of \(data.count) bytes is over the \(Self.maximumMessageSize)-byte limit; split it")
         }
-        var params: JSONObject = ["data": .string(data.base64EncodedString())]
+        // Base64 is made here, at the app's edge; the daemon passes the text on as it is.
+        let payload = Base64Payload(data)
         switch target {
-        case .route(let id): params["route"] = .string(id)
-        case .session(let id): params["session"] = .string(id)
+        case .route(let id): try await daemon.call(App.SendData(route: id, session: nil, data: payload))
+        case .session(let id): try await daemon.call(App.SendData(route: nil, session: id, data: payload))
         }
-        try await daemon.call("app.data.send", params)
     }
 
     func close(_ error: AVSystemRoutingError) {

@@ -1,6 +1,6 @@
 import Foundation
 import MediaDevice
-import MediaRouteIPC
+import MediaRouteWire
 import Synchronization
 
 /// A session playing on a device: its playback control and, in `.application` mode, its data channel.
@@ -17,11 +17,12 @@ public final class AVSystemRouteMediaSession: Sendable {
 
     private let endError = Mutex<AVSystemRoutingError?>(nil)
 
-    init(identifier: String, route: AVSystemRoute, application: String?, mode: AVSystemRoute.LaunchMode, state: JSONObject, daemon: DaemonConnection) {
+    init(identifier: String, route: AVSystemRoute, application: String?, mode: AVSystemRoute.LaunchMode, playback: SessionPlayback?, daemon: DaemonConnection) {
         self.identifier = identifier
         self.route = route
         self.application = application
-        playbackControl = AVSystemRoutePlaybackControl(session: identifier, status: PlaybackStatus(json: state), daemon: daemon)
+        playbackControl = AVSystemRoutePlaybackControl(session: identifier, playback: playback ?? SessionPlayback(status: PlaybackStatus(), revision: 0),
+                                                       daemon: daemon)
         dataChannel = mode == .application ? AVSystemRouteDataChannel(target: .session(identifier), daemon: daemon) : nil
     }
 

@@ -1,6 +1,6 @@
 import Foundation
 import MediaDevice
-import MediaRouteIPC
+import MediaRouteWire
 
 /// The app's mirror of a session's playback on the device: the same `AVInterfaceControllable` the
 /// driver implements. Setting a property sends the command to the driver (in the order set); the
@@ -21,7 +21,7 @@ public final class AVSystemRoutePlaybackControl: AVInterfaceControllable {
     private let session: String
     private let daemon: DaemonConnection
     private enum Command {
-        case change(JSONObject)
+        case change(PlaybackChanges)
         case barrier(CheckedContinuation<Void, any Error>)
     }
     private let commands: AsyncStream<Command>.Continuation
@@ -30,13 +30,14 @@ public final class AVSystemRoutePlaybackControl: AVInterfaceControllable {
     /// Commands set and not yet answered. A report made before the driver applied them would undo
     /// their values here, so reports are dropped until the answer, which carries the state after.
     private var commandsInFlight = 0
-    /// The daemon's revision of the state shown: notifications arrive on a task of their own and can
-    /// come after a command's answer, so a state older than the one shown is dropped.
-    private var revision: Int64 = 0
+    /// The daemon's revision of the state shown (IPC/README.md §11.1): notifications arrive on a task
+    /// of their own and can come after a command's answer, so a state older than the one shown is dropped.
+    private var revision: Int64
 
-    nonisolated init(session: String, status: PlaybackStatus, daemon: DaemonConnection) {
+    nonisolated init(session: String, playback: SessionPlayback, daemon: DaemonConnection) {
         self.session = session
-        self.status = status
+        self.status = playback.status
+        self.revision = playback.revision
         self.daemon = daemon
         let (stream, continuation) = AsyncStream<Command>.makeStream()
         commands = continuation
@@ -53,7 +54,7 @@ public final class AVSystemRoutePlaybackControl: AVInterfaceControllable {
     public var isPlaying: Bool {
         get { status.isPlaying }
         set {
-            send(["isPlaying": .bool(newValue)]) {
+            send(PlaybackChanges(isPlaying: newValue)) {
                 $0.isPlaying = newValue
                 $0.state = newValue ? .playing : .paused
             }
@@ -62,30 +63,30 @@ public final class AVSystemRoutePlaybackControl: AVInterfaceControllable {
     public var state: AVInterfacePlaybackState { status.state }
     public var currentPlaybackPosition: Double {
         get { status.position }
-        set { send(["position": .double(newValue)]) { $0.position = newValue } }
+        set { send(PlaybackChanges(position: newValue)) { $0.position = newValue } }
     }
     public var playbackSpeed: Float {
         get { status.speed }
-        set { send(["speed": .double(Double(newValue))]) { $0.speed = newValue } }
+        set { send(PlaybackChanges(speed: newValue)) { $0.speed = newValue } }
     }
     public var timeRange: ClosedRange<Double>? { status.timeRange }
     public var volume: Float {
         get { status.volume }
-        set { send(["volume": .double(Double(newValue))]) { $0.volume = newValue } }
+        set { send(PlaybackChanges(volume: newValue)) { $0.volume = newValue } }
     }
     public var isMuted: Bool {
         get { status.isMuted }
-        set { send(["muted": .bool(newValue)]) { $0.isMuted = newValue } }
+        set { send(PlaybackChanges(muted: newValue)) { $0.isMuted = newValue } }
     }
     public var audioOptions: [String] { status.audioOptions }
     public var selectedAudioOption: String? {
         get { status.selectedAudioOption }
-        set { send(["selectedAudioOption": newValue.map { .string($0) } ?? .null]) { $0.selectedAudioOption = newValue } }
+        set { send(PlaybackChanges(selectedAudioOption: .some(newValue))) { $0.selectedAudioOption = newValue } }
     }
     public var subtitleOptions: [String] { status.subtitleOptions }
     public var selectedSubtitleOption: String? {
         get { status.selectedSubtitleOption }
-        set { send(["selectedSubtitleOption": newValue.map { .string($0) } ?? .null]) { $0.selectedSubtitleOption = newValue } }
+        set { send(PlaybackChanges(selectedSubtitleOption: .some(newValue))) { $0.selectedSubtitleOption = newValue } }
     }
     public var metadata: AVInterfaceMetadata { status.metadata }
 
@@ -118,7 +119,7 @@ public final class AVSystemRoutePlaybackControl: AVInterfaceControllable {
 
     /// Sends a command, and shows its value at once, unless the session ended (then the final
     /// state stays as it was and the command fails with the reason).
-    private func send(_ change: JSONObject, showing local: (inout PlaybackStatus) -> Void) {
+    private func send(_ change: PlaybackChanges, showing local: (inout PlaybackStatus) -> Void) {
         if let endError {
             lastError = endError
             return
@@ -135,8 +136,8 @@ public final class AVSystemRoutePlaybackControl: AVInterfaceControllable {
             defer { commandsInFlight -= 1 }
             do {
                 if let endError { throw endError }
-                let route = try await daemon.call("app.playback.set", ["session": .string(session), "changes": .object(change)])
-                if let state = route.objectValue?["playback"]?.objectValue { show(state) }
+                let route = try await daemon.call(App.SetPlayback(session: session, changes: change))
+                if let playback = route.playback { show(playback) }
             } catch {
                 lastError = error
                 if firstUnreportedError == nil { firstUnreportedError = error }
@@ -149,17 +150,19 @@ public final class AVSystemRoutePlaybackControl: AVInterfaceControllable {
     }
 
     /// The driver's state from a `session.state` notification.
-    func report(_ state: JSONObject) {
+    func report(_ playback: SessionPlayback) {
         guard commandsInFlight == 0 else { return }
-        show(state)
+        show(playback)
     }
 
-    private func show(_ state: JSONObject) {
+    /// Shows a state unless it is older than the one shown. A state without a revision (0: the daemon
+    /// did not stamp it) cannot be placed, and counts as the newest, as it always has.
+    private func show(_ playback: SessionPlayback) {
         guard endError == nil else { return }
-        let stateRevision = state["revision"]?.integerValue ?? revision
+        let stateRevision = playback.revision == 0 ? revision : playback.revision
         guard stateRevision >= revision else { return }
         revision = stateRevision
-        status = PlaybackStatus(json: state)
+        status = playback.status
         publish()
     }
 

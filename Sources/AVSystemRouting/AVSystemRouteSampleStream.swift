@@ -1,6 +1,7 @@
 import Foundation
 import MediaDevice
 import MediaRouteIPC
+import MediaRouteWire
 import Synchronization
 
 /// A stream of real-time samples to a route's device (it must have `realtimeAudioStreaming` or
@@ -73,7 +74,7 @@ public final class AVSystemRouteSampleStream: Sendable {
         guard end(AVSystemRoutingError(.sessionEnded, "the stream was stopped")) else { return }
         ring.closeProducer()
         do {
-            try await daemon.call("stream.stop", ["stream": .string(identifier)])
+            try await daemon.call(Streams.Stop(stream: identifier))
         } catch let error as MediaDeviceError where error.code == .deviceNotFound {
             // Already ended with its route.
         }
@@ -110,16 +111,14 @@ extension AVSystemRoute {
         guard device.capabilities.contains(needed) else {
             throw MediaDeviceError(.unsupported, "\(routeDisplayName) cannot take real-time \(format.isAudio ? "audio" : "video") (its capabilities: \(device.capabilities.names.joined(separator: ", ")))")
         }
-        let response = try await daemon.request("stream.start", ["route": .string(identifier), "format": format.json])
-        guard let id = response.result.objectValue?["stream"]?.stringValue else {
-            throw AVSystemRoutingError(.protocolError, "mediarouted answered stream.start without a stream")
-        }
+        let (opened, descriptors) = try await daemon.callReceivingDescriptors(Streams.Start(route: identifier, format: format))
+        let id = opened.stream
         let ring: SampleRing
         do {
-            ring = try SampleRing(descriptors: response.descriptors)
+            ring = try SampleRing(descriptors: descriptors)
         } catch {
             // The daemon and the driver opened it: end it there too.
-            _ = try? await daemon.call("stream.stop", ["stream": .string(id)])
+            _ = try? await daemon.call(Streams.Stop(stream: id))
             throw AVSystemRoutingError(.protocolError, "the stream's ring is unusable: \(error)")
         }
         let stream = AVSystemRouteSampleStream(identifier: id, route: self, ring: ring, daemon: daemon)

@@ -1,6 +1,6 @@
 import Foundation
 import MediaDevice
-import MediaRouteIPC
+import MediaRouteWire
 import Synchronization
 
 /// A request to play a URL on a route: add it to the route, then `start()` it.
@@ -57,17 +57,13 @@ public final class AVSystemRouteSession: Sendable {
         guard route.isActive else {
             throw AVSystemRoutingError(.routeInactive, "the route to \(route.routeDisplayName) is no longer active")
         }
-        var params: JSONObject = ["route": .string(route.identifier), "url": .string(url.absoluteString),
-                                  "mode": .string(mode == .application ? "application" : "player")]
-        if let applicationIdentifier { params["application"] = .string(applicationIdentifier) }
-        let answer = try await route.daemon.call("app.session.start", params)
-        guard let object = answer.objectValue, let id = object["session"]?.stringValue else {
-            throw AVSystemRoutingError(.protocolError, "mediarouted answered app.session.start without a session")
-        }
-        let media = AVSystemRouteMediaSession(identifier: id, route: route, application: object["application"]?.stringValue, mode: mode,
-                                              state: object["playback"]?.objectValue ?? [:], daemon: route.daemon)
+        let answer = try await route.daemon.call(App.StartSession(route: route.identifier, url: url.absoluteString,
+                                                                  mode: mode == .application ? .application : .player, application: applicationIdentifier))
+        // The answer is the route the session plays on: the route itself, or a child route beside it.
+        let media = AVSystemRouteMediaSession(identifier: answer.session, route: route, application: answer.application, mode: mode,
+                                              playback: answer.playback, daemon: route.daemon)
         route.registry.add(media)
-        if id == route.identifier { route.setBusy(true) }
+        if answer.session == route.identifier { route.setBusy(true) }
         state.withLock { $0.media = media; $0.starting = false }
         return media
     }
@@ -76,7 +72,7 @@ public final class AVSystemRouteSession: Sendable {
     public func stop() async throws {
         guard let media = mediaSession, !media.hasEnded else { return }
         do {
-            try await media.route.daemon.call("app.session.stop", ["session": .string(media.identifier)])
+            try await media.route.daemon.call(App.StopSession(session: media.identifier))
         } catch let error as MediaDeviceError where error.code == .deviceNotFound {
             // It ended on the daemon's side already (its route went away): nothing left to stop.
         }

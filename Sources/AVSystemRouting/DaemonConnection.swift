@@ -1,5 +1,6 @@
 import Foundation
 import MediaRouteIPC
+import MediaRouteWire
 import Synchronization
 
 /// An app's connection to mediarouted (role `app`), made again when the daemon comes back.
@@ -9,7 +10,7 @@ import Synchronization
 final class DaemonConnection: Sendable {
     enum Inbound: Sendable {
         case connected
-        case notification(method: String, params: JSONObject)
+        case event(DaemonEvent)
         case disconnected(reason: String)
     }
 
@@ -31,16 +32,12 @@ final class DaemonConnection: Sendable {
     /// Why the last attempt failed, for requests made while the daemon is away.
     private let lastFailure = Mutex<String?>(nil)
 
-    static let notifications = ["route.activated", "route.deactivated", "route.updated", "session.state", "session.ended", "data.received", "stream.ended"]
     static let reconnectInterval: Duration = .seconds(1)
 
     init(socketPath: String, applicationIdentifier: String, supportedProtocols: [String]) {
         self.socketPath = socketPath
-        hello = Hello(role: .app, name: applicationIdentifier, identity: [
-            "applicationIdentifier": .string(applicationIdentifier),
-            "supportedProtocols": .array(supportedProtocols.map { .string($0) }),
-            "pid": .integer(Int64(getpid())),
-        ])
+        let identity = AppHelloIdentity(name: applicationIdentifier, applicationIdentifier: applicationIdentifier, supportedProtocols: supportedProtocols)
+        hello = Hello(role: .app, name: applicationIdentifier, identity: identity.object)
         (inbound, continuation) = AsyncStream.makeStream()
     }
 
@@ -92,10 +89,7 @@ final class DaemonConnection: Sendable {
     }
 
     private func handshake(_ fd: Int32) async {
-        var handlers = RPCHandlers()
-        for method in Self.notifications {
-            handlers.onNotification(method) { [continuation] in continuation.yield(.notification(method: $0.method, params: $0.params)) }
-        }
+        let handlers = DaemonEvent.handlers { [continuation] in continuation.yield(.event($0)) }
         let connection: Connection
         do {
             connection = try await Connection.open(socket: fd, hello: hello, side: .initiator(),
@@ -158,21 +152,33 @@ final class DaemonConnection: Sendable {
         }
     }
 
-    /// One request to the daemon; its errors become the app's (`MediaDeviceError`, `AVSystemRoutingError`).
+    /// One request to the daemon, and its typed answer. Its errors become the app's
+    /// (`MediaDeviceError`, `AVSystemRoutingError`); an answer that does not decode is a
+    /// `.protocolError` naming the method and the member.
     @discardableResult
-    func call(_ method: String, _ params: JSONObject) async throws -> JSONValue {
-        try await request(method, params).result
-    }
-
-    /// The same, with the descriptors that came with the answer.
-    func request(_ method: String, _ params: JSONObject) async throws -> RPCResponse {
-        guard let connection = await current() else {
-            throw AVSystemRoutingError(.unavailable, lastFailure.withLock { $0 } ?? "mediarouted is not running (nothing listens on \(socketPath))")
-        }
+    func call<Request: WireRequest>(_ request: Request) async throws -> Request.Result {
+        let connection = try await connected()
         do {
-            return try await connection.request(method, params)
+            return try await connection.call(request)
         } catch {
             throw AVSystemRoutingError.from(error)
         }
+    }
+
+    /// The same, with the descriptors that came with the answer.
+    func callReceivingDescriptors<Request: WireRequest>(_ request: Request) async throws -> (Request.Result, ReceivedDescriptors) {
+        let connection = try await connected()
+        do {
+            return try await connection.callReceivingDescriptors(request)
+        } catch {
+            throw AVSystemRoutingError.from(error)
+        }
+    }
+
+    private func connected() async throws(AVSystemRoutingError) -> Connection {
+        guard let connection = await current() else {
+            throw AVSystemRoutingError(.unavailable, lastFailure.withLock { $0 } ?? "mediarouted is not running (nothing listens on \(socketPath))")
+        }
+        return connection
     }
 }

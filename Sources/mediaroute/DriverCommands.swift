@@ -1,23 +1,19 @@
 import ArgumentParser
-import MediaRouteIPC
+import MediaRouteWire
 
 struct Status: SimpleCommand {
     static let configuration = CommandConfiguration(abstract: "Show the daemon, its drivers and active routes.")
     @OptionGroup var options: GlobalOptions
 
     func run() async throws {
-        let status = try await once("status")
+        let status = try await once(Control.Status())
         options.output(status) {
-            let object = status.objectValue ?? [:]
-            let drivers = object["drivers"]?.arrayValue ?? []
-            let running = drivers.filter { $0.objectValue?["state"]?.stringValue == "running" }.count
-            let failed = drivers.filter { $0.objectValue?["state"]?.stringValue?.hasPrefix("failed") == true }.count
-            let routes = object["routes"]?.arrayValue ?? []
-            var lines = ["mediarouted pid \(object["pid"]?.integerValue ?? 0), up \(duration(object["uptimeSeconds"]?.integerValue)), socket \(object["socket"]?.stringValue ?? "?")",
-                         "drivers: \(drivers.count) (\(running) running, \(failed) failed)", "active routes: \(routes.count)"]
-            if !routes.isEmpty { lines.append(table(routeHeader, routes.map(describeRoute))) }
-            let events = object["recentEvents"]?.arrayValue?.compactMap(\.stringValue) ?? []
-            if !events.isEmpty { lines.append("recent events:\n" + events.map { "  " + $0 }.joined(separator: "\n")) }
+            let running = status.drivers.filter { $0.state == "running" }.count
+            let failed = status.drivers.filter { $0.state.hasPrefix("failed") }.count
+            var lines = ["mediarouted pid \(status.pid), up \(duration(status.uptimeSeconds)), socket \(status.socket)",
+                         "drivers: \(status.drivers.count) (\(running) running, \(failed) failed)", "active routes: \(status.routes.count)"]
+            if !status.routes.isEmpty { lines.append(table(routeHeader, status.routes.map(describeRoute))) }
+            if !status.recentEvents.isEmpty { lines.append("recent events:\n" + status.recentEvents.map { "  " + $0 }.joined(separator: "\n")) }
             return lines.joined(separator: "\n")
         }
     }
@@ -28,50 +24,57 @@ struct Drivers: SimpleCommand {
     @OptionGroup var options: GlobalOptions
 
     func run() async throws {
-        let result = try await once("drivers.list")
+        let result = try await once(Control.ListDrivers())
         options.output(result) {
-            let rows = (result.objectValue?["drivers"]?.arrayValue ?? []).map { value -> [String] in
-                let d = value.objectValue ?? [:]
-                return [d["protocol"]?.stringValue ?? "?", d["displayName"]?.stringValue ?? "?", d["state"]?.stringValue ?? "?",
-                        d["pid"]?.integerValue.map(String.init) ?? "-", String(d["restarts"]?.integerValue ?? 0),
-                        duration(d["uptimeSeconds"]?.integerValue), d["lastExit"]?.stringValue ?? "-"]
+            let rows = result.drivers.map { d in
+                [d.protocol, d.displayName, Self.state(of: d), d.pid.map(String.init) ?? "-", String(d.restarts), duration(d.uptimeSeconds), d.lastExit ?? "-"]
             }
             return rows.isEmpty ? "no drivers" : table(["PROTOCOL", "NAME", "STATE", "PID", "RESTARTS", "UPTIME", "LAST EXIT"], rows)
         }
+    }
+
+    /// A refused driver is mended in its manifest (it stays refused until that changes): its state
+    /// names the file, which a manifest too broken to name its protocol leaves no other way to find.
+    static func state(of driver: DriverReport) -> String {
+        driver.state.hasPrefix("refused") ? "\(driver.state) (\(driver.manifest))" : driver.state
     }
 }
 
 /// `restart`, `enable`, `disable`: one request naming a driver by protocol identifier.
 protocol DriverOperation: SimpleCommand {
-    static var method: String { get }
+    associatedtype Request: WireRequest
     static var done: String { get }
     var driver: String { get }
+    var request: Request { get }
 }
 
 extension DriverOperation {
     func run() async throws {
-        _ = try await once(Self.method, ["protocol": .string(driver)])
-        options.output(.null) { "\(Self.done) \(driver)" }
+        _ = try await once(request)
+        options.output(NoResult()) { "\(Self.done) \(driver)" }
     }
 }
 
 struct Restart: DriverOperation {
     static let configuration = CommandConfiguration(abstract: "Restart a driver now.")
-    static let method = "driver.restart", done = "restarted"
+    static let done = "restarted"
     @OptionGroup var options: GlobalOptions
     @Argument(help: "The driver's protocol identifier (see `mediaroute drivers`).") var driver: String
+    var request: Control.RestartDriver { .init(protocol: driver) }
 }
 
 struct Enable: DriverOperation {
     static let configuration = CommandConfiguration(abstract: "Let a failed or disabled driver run again (with a fresh restart budget).")
-    static let method = "driver.enable", done = "enabled"
+    static let done = "enabled"
     @OptionGroup var options: GlobalOptions
     @Argument(help: "The driver's protocol identifier.") var driver: String
+    var request: Control.EnableDriver { .init(protocol: driver) }
 }
 
 struct Disable: DriverOperation {
     static let configuration = CommandConfiguration(abstract: "Stop a driver and keep it stopped, across daemon restarts.")
-    static let method = "driver.disable", done = "disabled"
+    static let done = "disabled"
     @OptionGroup var options: GlobalOptions
     @Argument(help: "The driver's protocol identifier.") var driver: String
+    var request: Control.DisableDriver { .init(protocol: driver) }
 }

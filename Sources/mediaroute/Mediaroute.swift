@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MediaRouteIPC
+import MediaRouteWire
 
 /// The operator's view of MediaRoute: drivers, the route picker, pairing, playback and volume.
 @main
@@ -24,15 +25,16 @@ struct GlobalOptions: ParsableArguments {
     @Flag(help: "Print JSON for scripts instead of text for people.")
     var json = false
 
-    func connect(pairingCode: String? = nil, onPickerChanged: (@Sendable (JSONObject) -> Void)? = nil,
-                 onStreamEnded: (@Sendable (JSONObject) -> Void)? = nil) async throws -> DaemonClient {
+    func connect(pairingCode: String? = nil, onPickerChanged: (@Sendable (Control.PickerChanged) -> Void)? = nil,
+                 onStreamEnded: (@Sendable (Streams.Ended) -> Void)? = nil) async throws -> DaemonClient {
         try await DaemonClient.connect(socket: socket, pairingCode: pairingCode, onPickerChanged: onPickerChanged, onStreamEnded: onStreamEnded)
     }
 
-    /// Prints `value` as JSON, or `text` for people.
-    func output(_ value: JSONValue, text: () -> String) {
+    /// Prints `value` in its wire form, or `text` for people. Both come from the one typed answer
+    /// the daemon gave: what it checked is printed, not parsed again.
+    func output(_ value: some Encodable, text: () -> String) {
         if json {
-            print(String(decoding: JSONWriter.encode(value), as: UTF8.self))
+            print(String(decoding: JSONWriter.encode(WireEncoder.encode(value)), as: UTF8.self))
         } else {
             let rendered = text()
             if !rendered.isEmpty { print(rendered) }
@@ -46,9 +48,9 @@ protocol SimpleCommand: AsyncParsableCommand {
 }
 
 extension SimpleCommand {
-    func once(_ method: String, _ params: JSONObject? = nil, pairingCode: String? = nil, timeout: Duration = .seconds(120)) async throws -> JSONValue {
+    func once<Request: WireRequest>(_ request: Request, pairingCode: String? = nil, timeout: Duration = .seconds(120)) async throws -> Request.Result {
         let client = try await options.connect(pairingCode: pairingCode)
         defer { Task { await client.close() } }
-        return try await client.call(method, params, timeout: timeout)
+        return try await client.call(request, timeout: timeout)
     }
 }

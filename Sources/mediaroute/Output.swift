@@ -1,4 +1,4 @@
-import MediaRouteIPC
+import MediaRouteWire
 
 /// Plain-text tables for people: columns padded to their widest cell.
 func table(_ header: [String], _ rows: [[String]]) -> String {
@@ -12,21 +12,21 @@ func table(_ header: [String], _ rows: [[String]]) -> String {
     return ([line(header)] + rows.map(line)).joined(separator: "\n")
 }
 
-func duration(_ seconds: Int64?) -> String {
+func duration(_ seconds: Int?) -> String {
     guard let seconds else { return "-" }
     if seconds < 60 { return "\(seconds)s" }
     if seconds < 3600 { return "\(seconds / 60)m\(seconds % 60)s" }
     return "\(seconds / 3600)h\(seconds / 60 % 60)m"
 }
 
-func describeRoute(_ route: JSONValue) -> [String] {
-    let object = route.objectValue ?? [:]
-    let device = object["device"]?.objectValue?["displayName"]?.stringValue ?? "?"
-    let playback = object["playback"]?.objectValue
-    let state = playback?["state"]?.stringValue ?? "active"
-    let position = playback?["position"]?.doubleValue.map { "\(Int($0))s" } ?? "-"
-    let volume = object["volume"]?.doubleValue.map { "\(Int(($0 * 100).rounded()))%" + (object["muted"]?.boolValue == true ? " (muted)" : "") } ?? "-"
-    return [device, object["protocolName"]?.stringValue ?? "?", object["session"]?.stringValue ?? "?", state, position, volume, object["url"]?.stringValue ?? "-"]
+/// A level of 0...1 as people read it: "30%".
+func percent(_ level: Float) -> String { "\(Int((Double(level) * 100).rounded()))%" }
+
+func describeRoute(_ route: RouteDescription) -> [String] {
+    let state = route.playback?.status.state.rawValue ?? "active"
+    let position = route.playback.map { "\(Int($0.status.position))s" } ?? "-"
+    let volume = route.volume.map { percent($0) + (route.muted == true ? " (muted)" : "") } ?? "-"
+    return [route.device.displayName, route.protocolName, route.session, state, position, volume, route.url ?? "-"]
 }
 
 let routeHeader = ["DEVICE", "PROTOCOL", "SESSION", "STATE", "POSITION", "VOLUME", "URL"]

@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import MediaRouteIPC
+import MediaRouteWire
 
 struct Play: SimpleCommand {
     static let configuration = CommandConfiguration(abstract: "Play a URL on a device (activating it first if needed).")
@@ -19,8 +19,8 @@ struct Play: SimpleCommand {
         let client = try await options.connect(pairingCode: code)
         defer { Task { await client.close() } }
         try await client.activateIfNeeded(to)
-        let route = try await client.call("session.start", ["device": .string(to), "url": .string(url)])
-        options.output(route) { "playing \(url) on \(route.objectValue?["device"]?.objectValue?["displayName"]?.stringValue ?? to)" }
+        let route = try await client.call(Control.StartSession(device: to, url: url, application: nil))
+        options.output(route) { "playing \(url) on \(route.device.displayName)" }
     }
 }
 
@@ -30,23 +30,23 @@ protocol PlaybackCommand: SimpleCommand {
 }
 
 extension PlaybackCommand {
-    func send(_ changes: JSONObject) async throws -> JSONValue {
+    func send(_ changes: PlaybackChanges) async throws -> RouteDescription {
         let client = try await options.connect()
         defer { Task { await client.close() } }
         let device = try await target(client)
-        return try await client.call("playback.set", ["device": .string(device), "changes": .object(changes)])
+        return try await client.call(Control.SetPlayback(device: device, changes: changes))
     }
 
     func target(_ client: DaemonClient) async throws -> String {
         if let on { return on }
-        let playing = (try await client.call("routes.list").objectValue?["routes"]?.arrayValue ?? []).filter { $0.objectValue?["playback"] != nil }
-        guard playing.count == 1, let session = playing[0].objectValue?["session"]?.stringValue else {
+        let playing = try await client.call(Control.ListRoutes()).routes.filter { $0.playback != nil }
+        guard playing.count == 1 else {
             throw CLIError(playing.isEmpty ? "nothing is playing; `mediaroute play URL --to DEVICE` first" : "\(playing.count) routes are playing; say which with --on DEVICE")
         }
-        return session
+        return playing[0].session
     }
 
-    func report(_ route: JSONValue) {
+    func report(_ route: RouteDescription) {
         options.output(route) { table(routeHeader, [describeRoute(route)]) }
     }
 }
@@ -55,14 +55,14 @@ struct Pause: PlaybackCommand {
     static let configuration = CommandConfiguration(abstract: "Pause playback.")
     @OptionGroup var options: GlobalOptions
     @Option(help: "The device (default: the only one playing).") var on: String?
-    func run() async throws { report(try await send(["isPlaying": false])) }
+    func run() async throws { report(try await send(PlaybackChanges(isPlaying: false))) }
 }
 
 struct Resume: PlaybackCommand {
     static let configuration = CommandConfiguration(abstract: "Resume playback.")
     @OptionGroup var options: GlobalOptions
     @Option(help: "The device (default: the only one playing).") var on: String?
-    func run() async throws { report(try await send(["isPlaying": true])) }
+    func run() async throws { report(try await send(PlaybackChanges(isPlaying: true))) }
 }
 
 struct Seek: PlaybackCommand {
@@ -81,7 +81,7 @@ struct Seek: PlaybackCommand {
         guard let seconds = Double(word), seconds.isFinite else { throw ValidationError("the position must be a number of seconds, not \"\(word)\"") }
         guard seconds >= 0 else { throw ValidationError("the position must be zero or more seconds, not \(word)") }
     }
-    func run() async throws { report(try await send(["position": .double(seconds)])) }
+    func run() async throws { report(try await send(PlaybackChanges(position: seconds))) }
 }
 
 struct Stop: PlaybackCommand {
@@ -92,47 +92,7 @@ struct Stop: PlaybackCommand {
         let client = try await options.connect()
         defer { Task { await client.close() } }
         let device = try await target(client)
-        _ = try await client.call("session.stop", ["device": .string(device)])
-        options.output(.null) { "stopped" }
-    }
-}
-
-struct Volume: SimpleCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "Show or change a device's volume.",
-        discussion: "LEVEL is 0-100 (percent); +N and -N step it; mute and unmute. No LEVEL shows the volume.")
-    @OptionGroup var options: GlobalOptions
-    @Argument(help: "The device's name or id.") var device: String
-    @Argument(help: "0-100, +N, -N, mute or unmute.") var level: String?
-
-    private var action: JSONObject {
-        get throws {
-            guard let level else { return ["action": "get"] }
-            switch level {
-            case "mute": return ["action": "mute"]
-            case "unmute": return ["action": "unmute"]
-            default: break
-            }
-            if level.hasPrefix("+") || level.hasPrefix("-"), let steps = Int(level), (-100...100).contains(steps) {
-                return ["action": "change", "value": .integer(Int64(steps))]
-            }
-            if let percent = Double(level), (0...100).contains(percent) {
-                return ["action": "set", "value": .double(percent / 100)]
-            }
-            throw ValidationError("volume must be 0-100 (percent), +N, -N, mute or unmute; got \"\(level)\"")
-        }
-    }
-
-    func validate() throws { _ = try action }
-
-    func run() async throws {
-        var params = try action
-        params["device"] = .string(device)
-        let route = try await once("volume", params)
-        options.output(route) {
-            let object = route.objectValue ?? [:]
-            let percent = object["volume"]?.doubleValue.map { "\(Int(($0 * 100).rounded()))%" } ?? "unknown"
-            return "\(object["device"]?.objectValue?["displayName"]?.stringValue ?? device): volume \(percent)\(object["muted"]?.boolValue == true ? ", muted" : "")"
-        }
+        _ = try await client.call(Control.StopSession(device: device))
+        options.output(NoResult()) { "stopped" }
     }
 }

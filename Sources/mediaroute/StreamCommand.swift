@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import MediaCodecs
 import MediaRouteIPC
+import MediaRouteWire
 import Synchronization
 
 struct StreamCommand: AsyncParsableCommand {
@@ -42,17 +43,15 @@ struct StreamCommand: AsyncParsableCommand {
     func run() async throws {
         let source = try file.map(AudioSource.init(path:))
         let ended = Mutex<String?>(nil)
-        let client = try await options.connect(pairingCode: code, onStreamEnded: { params in
-            ended.withLock { $0 = params["error"]?.objectValue?["message"]?.stringValue ?? "the stream ended" }
-        })
+        let client = try await options.connect(pairingCode: code, onStreamEnded: { report in ended.withLock { $0 = report.error.message } })
         defer { Task { await client.close() } }
         try await client.activateIfNeeded(to)
 
         var streams: [(id: String, ring: SampleRing)] = []
         func open(_ format: SampleFormat) async throws -> SampleRing {
-            let response = try await client.request("stream.start", ["route": .string(to), "format": format.json])
-            let ring = try SampleRing(descriptors: response.descriptors)
-            streams.append((response.result.objectValue?["stream"]?.stringValue ?? "?", ring))
+            let (opened, descriptors) = try await client.callReceivingDescriptors(Streams.Start(route: to, format: format))
+            let ring = try SampleRing(descriptors: descriptors)
+            streams.append((opened.stream, ring))
             return ring
         }
         let stop = Atomic<Bool>(false)
@@ -97,7 +96,7 @@ struct StreamCommand: AsyncParsableCommand {
         if tty { FileHandle.standardError.write(Data("\n".utf8)) }
         for stream in streams {
             stream.ring.closeProducer()
-            _ = try? await client.call("stream.stop", ["stream": .string(stream.id)])
+            _ = try? await client.call(Streams.Stop(stream: stream.id))
         }
         let statistics = streams.map { $0.ring.statistics }
         let elapsed = (ContinuousClock.now - started).seconds
@@ -106,7 +105,13 @@ struct StreamCommand: AsyncParsableCommand {
                              Double(statistics.reduce(0) { $0 &+ $1.consumerOutputBytes }) * 8 / max(elapsed, 0.001) / 1000,
                              overruns, statistics.reduce(0) { $0 &+ $1.underruns })
         if let reason { throw CLIError("\(summary); stopped early: \(reason)") }
-        options.output(["seconds": .double(elapsed), "overruns": .integer(Int64(clamping: overruns))]) { summary }
+        options.output(Summary(seconds: elapsed, overruns: overruns)) { summary }
+    }
+
+    /// What `--json` prints at the end.
+    struct Summary: Encodable {
+        let seconds: Double
+        let overruns: UInt64
     }
 
     /// Writes the file in 20 ms records, at its own pace, a little ahead of real time.

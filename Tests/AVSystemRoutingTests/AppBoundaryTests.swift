@@ -11,8 +11,8 @@ import TestSupport
 struct AppBoundaryTests {
     /// An app's raw connection to the daemon, as any program could open one.
     private func rawApp(_ bed: AppTestBed, _ identifier: String, protocols: [String]) async throws -> Connection {
-        let identity: JSONObject = ["applicationIdentifier": .string(identifier), "supportedProtocols": .array(protocols.map { .string($0) })]
-        return try await Connection.open(socket: try UnixSocket.connect(path: bed.socket), hello: Hello(role: .app, name: identifier, identity: identity),
+        let identity = AppHelloIdentity(name: identifier, applicationIdentifier: identifier, supportedProtocols: protocols)
+        return try await Connection.open(socket: try UnixSocket.connect(path: bed.socket), hello: Hello(role: .app, name: identifier, identity: identity.object),
                                          side: .initiator(), configuration: ConnectionConfiguration(label: "mediarouted"))
     }
 
@@ -27,14 +27,12 @@ struct AppBoundaryTests {
             try await bed.harness.waitUntil("both devices listed") { view.names() == ["Den TV", "Hall Speaker"] && view.current.first { $0.name == "Den TV" }?.routes.count == 2 }
 
             let app = try await rawApp(bed, "org.test.alpha-app", protocols: ["org.test.alpha"])
-            let opened = try await app.request("picker.open").result.objectValue
-            let listed = opened?["entries"]?.arrayValue?.compactMap { $0.objectValue }
-            let entries = try #require(listed)
+            let entries = try await app.call(Control.OpenPicker()).entries
             // "Den TV" is reached by both drivers; the app sees it through its own protocol only, and
             // "Hall Speaker" (beta only) not at all.
-            #expect(entries.map { $0["name"] } == ["Den TV"])
-            #expect(entries.first?["routes"]?.arrayValue?.compactMap { $0.objectValue?["protocol"] } == ["org.test.alpha"])
-            #expect(entries.first?["preferredProtocol"] == "org.test.alpha")
+            #expect(entries.map(\.name) == ["Den TV"])
+            #expect(entries.first?.routes.map(\.protocol) == ["org.test.alpha"])
+            #expect(entries.first?.preferredProtocol == "org.test.alpha")
             await app.close()
 
             await bed.supervisor.closePicker(picker.id)

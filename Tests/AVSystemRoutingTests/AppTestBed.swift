@@ -58,8 +58,7 @@ final class AppTestBed: @unchecked Sendable {
     /// The person picks a device: the operator's activation.
     @discardableResult
     func activate(_ device: String) async throws -> String {
-        let route = try await supervisor.activate(device) { _ in nil }
-        return try #require(route.objectValue?["session"]?.stringValue)
+        try await supervisor.activate(device) { _ in nil }.session
     }
 
     /// An app observing routes of org.test.alpha (and its route changes, if asked), and the route it

@@ -49,7 +49,7 @@ struct ExamplePlayerTests {
             try await player.waitFor("stopped")
             // The session stopped; the route the person activated stays.
             let routes = await bed.supervisor.activeRoutes()
-            #expect(routes.count == 1 && routes.first?.objectValue?["playback"] == nil)
+            #expect(routes.count == 1 && routes.first?.playback == nil)
         }
     }
 
@@ -64,11 +64,11 @@ struct ExamplePlayerTests {
             try await player.waitFor("error: a .player session has no data channel; use route-send")
             player.say("route-send hi")
             try await player.waitFor("route data: ih")
-            #expect(await bed.supervisor.activeRoutes().first?.objectValue?["playback"] != nil)
+            #expect(await bed.supervisor.activeRoutes().first?.playback != nil)
             kill(player.process.pid, SIGKILL)
             _ = await player.process.exitStatus()
-            try await waitUntil("session stopped") { await bed.supervisor.activeRoutes().first?.objectValue?["playback"] == nil }
-            #expect(await bed.supervisor.activeRoutes().first?.objectValue?["busy"] == false)
+            try await waitUntil("session stopped") { await bed.supervisor.activeRoutes().first?.playback == nil }
+            #expect(await bed.supervisor.activeRoutes().first?.busy == false)
         }
     }
 

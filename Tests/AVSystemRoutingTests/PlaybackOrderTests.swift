@@ -1,7 +1,6 @@
 @testable import AVSystemRouting
 import Foundation
 import MediaDevice
-import MediaRouteIPC
 import Testing
 
 /// The app's mirror never goes back in time: reports arrive on a task of their own and can be read
@@ -13,12 +12,18 @@ struct PlaybackOrderTests {
     func mirror() -> AVSystemRoutePlaybackControl {
         let daemon = DaemonConnection(socketPath: "/nonexistent/mediarouted.sock", applicationIdentifier: "org.test.order",
                                       supportedProtocols: ["org.test.alpha"])
-        return AVSystemRoutePlaybackControl(session: "s1", status: PlaybackStatus(json: ["isPlaying": true, "state": "playing"]), daemon: daemon)
+        var playing = PlaybackStatus()
+        playing.isPlaying = true
+        playing.state = .playing
+        return AVSystemRoutePlaybackControl(session: "s1", playback: SessionPlayback(status: playing, revision: 0), daemon: daemon)
     }
 
-    func state(playing: Bool, position: Double, revision: Int64) -> JSONObject {
-        ["isPlaying": .bool(playing), "state": .string(playing ? "playing" : "paused"), "position": .double(position),
-         "revision": .integer(revision)]
+    func state(playing: Bool, position: Double, revision: Int64) -> SessionPlayback {
+        var status = PlaybackStatus()
+        status.isPlaying = playing
+        status.state = playing ? .playing : .paused
+        status.position = position
+        return SessionPlayback(status: status, revision: revision)
     }
 
     @Test func aStateOlderThanTheOneShownIsDropped() {

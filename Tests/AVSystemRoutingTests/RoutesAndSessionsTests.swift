@@ -138,9 +138,9 @@ struct RoutesAndSessionsTests {
             #expect(status.speed == 2 && status.volume == 0.25)
             #expect(status.selectedAudioOption == "Français")
             // The supervisor's view agrees: the setters reached the driver.
-            let seen = await bed.supervisor.activeRoutes().first?.objectValue?["playback"]?.objectValue
-            #expect(seen?["state"] == "paused" && seen?["isPlaying"] == false && seen?["position"] == 42.0)
-            #expect(seen?["speed"] == 2.0 && seen?["volume"] == 0.25 && seen?["selectedAudioOption"] == "Français", "\(seen ?? [:])")
+            let seen = try #require(await bed.supervisor.activeRoutes().first?.playback?.status)
+            #expect(seen.state == .paused && !seen.isPlaying && seen.position == 42)
+            #expect(seen.speed == 2 && seen.volume == 0.25 && seen.selectedAudioOption == "Français", "\(seen)")
 
             // A command the driver refuses is reported, not swallowed.
             await MainActor.run { control.currentPlaybackPosition = -5 }
@@ -150,7 +150,7 @@ struct RoutesAndSessionsTests {
             try await session.stop()
             #expect(media.hasEnded)
             route.removeSession(session)
-            #expect(await bed.supervisor.activeRoutes().first?.objectValue?["playback"] == nil)
+            #expect(await bed.supervisor.activeRoutes().first?.playback == nil)
             await MainActor.run { control.isPlaying = true }
             await #expect(throws: AVSystemRoutingError.self) { try await control.synchronize() }
         }
@@ -163,7 +163,7 @@ struct RoutesAndSessionsTests {
             #expect(audio?.message == "Den TV cannot take real-time audio (its capabilities: urlPlayback)")
             // The supervisor says the same to a client that skips the library's check.
             let raw = await #expect(throws: MediaDeviceError.self) {
-                _ = try await controller.daemon.request("stream.start", ["route": .string(route.identifier), "format": SampleFormat.video(width: 64, height: 64, frameRate: 30).json])
+                _ = try await controller.daemon.callReceivingDescriptors(Streams.Start(route: route.identifier, format: .video(width: 64, height: 64, frameRate: 30)))
             }
             #expect(raw?.message == "Den TV cannot take real-time video (its capabilities: urlPlayback)")
         }
@@ -229,6 +229,6 @@ struct AVSystemRouteControllerProbe {
     init(_ controller: AVSystemRouteController) { self.controller = controller }
 
     func startSession(route: String, url: String) async throws {
-        try await controller.daemon.call("app.session.start", ["route": .string(route), "url": .string(url), "mode": "player"])
+        try await controller.daemon.call(App.StartSession(route: route, url: url, mode: .player, application: nil))
     }
 }

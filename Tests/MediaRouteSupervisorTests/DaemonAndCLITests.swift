@@ -76,6 +76,48 @@ struct DaemonAndCLITests {
         }
     }
 
+    /// 30 % reaches the driver as 0.3, what the person typed, not a Float's 0.30000001192092896: a
+    /// driver written in another language reads the number off the wire as it is written there.
+    @Test func aVolumeOf30PercentReachesTheDriverAsTyped() async throws {
+        try await DaemonHarness.run { harness in
+            try WireProbeDriver.install(in: harness.drivers, protocol: "org.test.probe")
+            try await harness.start()
+            let name = WireProbeDriver.deviceName
+            let listed = await harness.cli(["devices", "--until", "1", "--wait", "30"])
+            #expect(listed.output.contains(name), "\(listed.error) | daemon log: \(harness.log.suffix(1500))")
+            let activated = await harness.cli(["activate", name])
+            #expect(activated.status == .exited(0), "\(activated.error)")
+
+            let set = await harness.cli(["volume", name, "30%"])
+            #expect(set.output == "\(name): volume 30%\n", "\(set.error)")
+            try await waitUntil("the driver logged what it received") { !WireProbeDriver.volumesReceived(in: harness.log).isEmpty }
+            #expect(WireProbeDriver.volumesReceived(in: harness.log) == ["0.3"])
+            // The route's volume, as the driver reports it back, is the same 0.3 for scripts.
+            #expect(await harness.cli(["volume", name, "--json"]).json?.objectValue?["volume"] == .double(0.3))
+        }
+    }
+
+    /// `devices --until N` lists the moment the Nth device appears: it waits on the picker's
+    /// `picker.changed`, not for --wait to run out.
+    @Test func devicesUntilListsAsSoonAsTheDeviceAppears() async throws {
+        try await DaemonHarness.run { harness in
+            try harness.drivers.addDriver("org.test.until", devices: ["First Speaker"])
+            try await harness.start()
+            async let listing = harness.cli(["devices", "--until", "2", "--wait", "120"])
+            // Its picker started the driver, which found the first device; the second is not on the network yet.
+            try await waitUntil("the first device found") {
+                await harness.cli(["devices", "--wait", "0", "--json"]).json?.arrayValue?.count == 1
+            }
+            try harness.drivers.command("org.test.until", "find:Second Speaker")
+            let appeared = ContinuousClock.now
+            let listed = await listing
+            let waited = ContinuousClock.now - appeared
+            #expect(listed.status == .exited(0), "\(listed.error)")
+            #expect(listed.output.contains("First Speaker") && listed.output.contains("Second Speaker"), "\(listed.output)")
+            #expect(waited < .seconds(10), "listed \(waited) after the second device appeared; --wait was 120 s")
+        }
+    }
+
     @Test func pairingCodesAreCheckedAndNoAnswerCancels() async throws {
         try await DaemonHarness.run { harness in
             try harness.drivers.addDriver("org.test.secure", devices: ["Secure TV"])
@@ -220,9 +262,12 @@ struct InteractiveCLITests {
             try harness.drivers.addDriver("org.test.secure", devices: ["Secure Projector"])
             try await harness.start()
             _ = await harness.cli(["devices", "--until", "1", "--wait", "10"])
-            // The prompt names the device and the code length; Ctrl-C answers "cancelled" to the driver.
+            // The driver's reason is the prompt's explanation, once; the prompt names the device and the
+            // code length. Ctrl-C answers "cancelled" to the driver.
             let (screen, status) = try await atTerminal(harness, ["activate", "Secure Projector"], after: "(Ctrl-C cancels): ")
-            #expect(screen.contains("Enter the 4-digit code shown on Secure Projector (Ctrl-C cancels): "), "\(screen)")
+            #expect(screen.contains("Enter the code shown on the screen."), "\(screen)")
+            #expect(screen.contains("4-digit code for Secure Projector (Ctrl-C cancels): "), "\(screen)")
+            #expect(screen.components(separatedBy: "Enter the").count == 2, "the request is read once: \(screen)")
             #expect(screen.contains("pairing cancelled"))
             #expect(screen.contains("pairing with Secure Projector was cancelled"))
             #expect(status == 1)

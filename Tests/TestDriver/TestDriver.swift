@@ -69,6 +69,8 @@ final class TestDriver: MediaDeviceExtension {
         case "fail-sessions":
             for id in sessions.keys { routingManager.sessionFailed(MediaOutputSession(id: id), error: MediaDeviceError(.sessionFailed, "the media stopped: decoder error")) }
             sessions.removeAll()
+        case _ where command.hasPrefix("find:"):  // a device appears on the network while discovery runs
+            routingManager.foundDevice(device(String(command.dropFirst(5))))
         default: FileHandle.standardError.write(Data("test driver: unknown command \(command)\n".utf8))
         }
     }

@@ -80,9 +80,15 @@ package enum Control {
     /// Asked of whoever started an activation when the device wants a code or password.
     package struct PairingRequest: WireRequest {
         package struct Answer: Codable, Sendable {
-            /// nil: the person cancelled.
+            /// nil: the person cancelled (sent as `null`, never left out: §11.3 says "string or null").
             package let code: String?
             package init(code: String?) { self.code = code }
+
+            private enum Keys: String, CodingKey { case code }
+            package func encode(to encoder: any Encoder) throws {
+                var container = encoder.container(keyedBy: Keys.self)
+                if let code { try container.encode(code, forKey: .code) } else { try container.encodeNil(forKey: .code) }
+            }
         }
         package typealias Result = Answer
         package static let method = "pairing.request"
