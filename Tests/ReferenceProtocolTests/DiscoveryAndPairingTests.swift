@@ -53,8 +53,8 @@ struct DiscoveryAndPairingTests {
             try await bed.avahi.startDaemon()
             // Receivers announce themselves again, and the driver finds them again, by itself.
             try await bed.waitForPicker(view, ["Den TV", "Hall TV"], seconds: 30)
-            let state = await bed.playback("Den TV")?["state"]
-            #expect(state == "playing", "Den TV printed since the restart:\n\(den.console.output(after: beforeRestart))")
+            let state = await bed.playback("Den TV")?.state
+            #expect(state == .playing, "Den TV printed since the restart:\n\(den.console.output(after: beforeRestart))")
             try await den.waitFor("announced as \"Den TV\"", after: beforeRestart)
             await bed.supervisor.closePicker(picker.id)
         }
@@ -84,7 +84,7 @@ struct DiscoveryAndPairingTests {
 
             // Good: the code the receiver shows.
             let route = try await bed.activateTypingTheCode(tv)
-            #expect(route.objectValue?["device"]?.objectValue?["displayName"] == "Den TV")
+            #expect(route.device.displayName == "Den TV")
             try await tv.waitFor("paired with mediarouted on ")
             try await bed.supervisor.deactivate("Den TV")
 

@@ -27,33 +27,33 @@ struct PlaybackTests {
         return (tv, try await session.start())
     }
 
-    private func position(_ bed: ReferenceTestBed) async -> Double { await bed.playback("Den TV")?["position"]?.doubleValue ?? -1 }
+    private func position(_ bed: ReferenceTestBed) async -> Double { await bed.playback("Den TV")?.position ?? -1 }
 
     @Test func aURLPlaysAtRealTimePaceWithSeekPauseSpeedAndEnd() async throws {
         try await ReferenceTestBed.run { bed in
             let tv = try await activeReceiver(bed)
             let started = try await bed.supervisor.startSession("Den TV", url: bed.media.url("tone.wav"))
-            let first = try #require(started.objectValue?["playback"]?.objectValue)
-            #expect(first["state"] == "playing")
-            #expect(first["timeRange"] == [0.0, 4.0])
-            #expect(first["metadata"]?.objectValue?["title"] == "Test Tone")
+            let first = try #require(started.playback?.status)
+            #expect(first.state == .playing)
+            #expect(first.timeRange == 0...4)
+            #expect(first.metadata.title == "Test Tone")
             try await tv.waitFor("playing \(bed.media.url("tone.wav"))")
 
             // The position advances by itself, at the media's pace.
             try await bed.harness.waitUntil("position advances") { await position(bed) >= 0.5 }
             // Pause: it stops advancing.
-            _ = try await bed.supervisor.setPlayback("Den TV", ["isPlaying": false])
-            try await bed.harness.waitUntil("paused") { await bed.playback("Den TV")?["state"] == "paused" }
+            _ = try await bed.supervisor.setPlayback("Den TV", PlaybackChanges(isPlaying: false))
+            try await bed.harness.waitUntil("paused") { await bed.playback("Den TV")?.state == .paused }
             let paused = await position(bed)
             try await Task.sleep(for: .milliseconds(700))
             let later = await position(bed)
             #expect(abs(later - paused) < 0.05, "paused at \(paused), later \(later)")
             // Seek while paused, then play at twice the speed: the rest (about 2 s of media) takes about 1 s.
-            _ = try await bed.supervisor.setPlayback("Den TV", ["position": 2.0, "speed": 2.0, "isPlaying": true])
+            _ = try await bed.supervisor.setPlayback("Den TV", PlaybackChanges(position: 2, speed: 2, isPlaying: true))
             try await bed.harness.waitUntil("plays from 2 s") { let p = await position(bed); return p >= 2 && p < 3.9 }
-            try await bed.harness.waitUntil("the receiver reports speed 2") { await bed.playback("Den TV")?["speed"] == 2.0 }
+            try await bed.harness.waitUntil("the receiver reports speed 2") { await bed.playback("Den TV")?.speed == 2 }
             // The end of the media is reported.
-            try await bed.harness.waitUntil("ended", seconds: 10) { await bed.playback("Den TV")?["state"] == "ended" }
+            try await bed.harness.waitUntil("ended", seconds: 10) { await bed.playback("Den TV")?.state == .ended }
             #expect(await position(bed) == 4.0)
             try await tv.waitFor("s1 reached the end")
             // A URL the receiver cannot fetch is a clear error.
@@ -71,16 +71,16 @@ struct PlaybackTests {
             let (tv, media) = try await toneSession(bed, seenBy: recorder, mode: .player)
 
             // System to device: the receiver's own status line shows it.
-            #expect(try await bed.supervisor.volume("Den TV", .set(0.3)).objectValue?["volume"] == .double(0.3))
+            #expect(try await bed.supervisor.volume("Den TV", .set(0.3)).volume == 0.3)
             try await tv.statusShows("volume 30%, 1 controller(s)")
-            #expect(try await bed.supervisor.volume("Den TV", .mute).objectValue?["muted"] == true)
+            #expect(try await bed.supervisor.volume("Den TV", .mute).muted == true)
             try await tv.statusShows("volume 30% muted")
-            #expect(try await bed.supervisor.volume("Den TV", .change(4)).objectValue?["volume"] == .double(0.5))
+            #expect(try await bed.supervisor.volume("Den TV", .change(4)).volume == 0.5)
             _ = try await bed.supervisor.volume("Den TV", .unmute)
             try await tv.statusShows("volume 50%, 1 controller(s)")
             // Device to system: someone turns the receiver's own knob.
             tv.press("volume 70")
-            try await bed.harness.waitUntil("supervisor sees 70%") { await bed.supervisor.activeRoutes().first?.objectValue?["volume"] == .double(0.7) }
+            try await bed.harness.waitUntil("supervisor sees 70%") { await bed.supervisor.activeRoutes().first?.volume == 0.7 }
             try await bed.harness.waitUntil("the app's route sees 70%") { media.route.volume == 0.7 }
             try await bed.harness.waitUntil("the app's session sees 70%") { await MainActor.run { media.playbackControl.volume == 0.7 } }
         }

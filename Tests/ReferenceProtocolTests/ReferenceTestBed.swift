@@ -88,18 +88,18 @@ final class ReferenceTestBed: @unchecked Sendable {
 
     /// The device is in the picker (discovery ran), then activated; pairing answered by `code`.
     @discardableResult
-    func activate(_ name: String, code: @escaping @Sendable (PairingRequest) async -> String?) async throws -> JSONValue {
+    func activate(_ name: String, code: @escaping @Sendable (PairingRequest) async -> String?) async throws -> RouteDescription {
         try await supervisor.activate(name, pairing: code)
     }
 
     /// Activates `receiver`, typing the code it shows.
     @discardableResult
-    func activateTypingTheCode(_ receiver: ReceiverProcess) async throws -> JSONValue {
+    func activateTypingTheCode(_ receiver: ReceiverProcess) async throws -> RouteDescription {
         try await activate(receiver.name) { _ in try? await receiver.pairingCode() }
     }
 
-    func playback(_ device: String) async -> JSONObject? {
-        await supervisor.activeRoutes().first { $0.objectValue?["device"]?.objectValue?["displayName"]?.stringValue == device }?.objectValue?["playback"]?.objectValue
+    func playback(_ device: String) async -> PlaybackStatus? {
+        await supervisor.activeRoutes().first { $0.device.displayName == device }?.playback?.status
     }
 
     func tearDown() async {
