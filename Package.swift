@@ -92,7 +92,7 @@ let package = Package(
 
         // The reference protocol (Protocols/Reference/PROTOCOL.md): its shared definitions, its
         // receiver (a real network media device), and its driver.
-        .target(name: "ReferenceProtocol", dependencies: ["MediaDevice", "MediaRouteIPC"], path: "Protocols/Reference/Common"),
+        .target(name: "ReferenceProtocol", dependencies: ["MediaDevice", "MediaRouteWire", "MediaRouteIPC"], path: "Protocols/Reference/Common"),
         .executableTarget(
             name: "mediaroute-receiver",
             dependencies: ["ReferenceProtocol", "AvahiDiscovery", "MediaRouteIPC", "MediaDevice", "MediaCodecs", "RTP", "CLinuxHelpers",

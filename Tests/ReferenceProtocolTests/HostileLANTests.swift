@@ -10,7 +10,14 @@ import TestSupport
 /// Strangers come from other loopback addresses (127.0.0.2, ...: still this machine).
 @Suite("Reference receiver: a hostile LAN", .serialized, .timeLimit(.minutes(3)))
 struct HostileLANTests {
-    typealias Method = ReferenceProtocol.Method
+    /// The methods these tests send by hand (as a stranger on the LAN would), named by their types.
+    enum Method {
+        static let authToken = ReferenceRequest.AuthToken.method
+        static let pairBegin = ReferenceRequest.PairBegin.method
+        static let pairFinish = ReferenceRequest.PairFinish.method
+        static let play = ReferenceRequest.Play.method
+        static let status = ReferenceRequest.Status.method
+    }
 
     /// A private Avahi, a receiver on it, and media served over HTTP from `root/media`, for `body`;
     /// all stopped afterwards, whatever happens.

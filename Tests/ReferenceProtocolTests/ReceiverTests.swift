@@ -44,7 +44,7 @@ struct ReceiverTests {
     @Test func aStreamTakesRTPOnlyFromItsControllersHost() async throws {
         try await withReceiver(["--auth", "none"]) { receiver, _ in
             let link = try await controller(receiver)
-            let started = try await link.request(ReferenceProtocol.Method.streamStart,
+            let started = try await link.request(ReferenceRequest.StreamStart.method,
                                                  ["stream": "s", "kind": "audio", "codec": "opus", "sampleRate": 48_000, "channels": 2]).result
             let port = UInt16(try #require(started.objectValue?["port"]?.integerValue))
             // One real Opus packet, sent from another host (127.0.0.2, still this machine's loopback) and from the controller's.
@@ -65,7 +65,7 @@ struct ReceiverTests {
                 #expect(sent == packet.count)
             }
             try await Task.sleep(for: .milliseconds(300))  // both datagrams are in; only one may count
-            let summary = try await link.request(ReferenceProtocol.Method.streamStop, ["stream": "s"]).result
+            let summary = try await link.request(ReferenceRequest.StreamStop.method, ["stream": "s"]).result
             #expect(summary.objectValue?["packets"] == 1 && summary.objectValue?["frames"] == 1, "\(summary)")
             try await receiver.waitFor("stream s ended: 1 packets, 0 lost, 1 frames, 1 datagrams from other hosts dropped")
             await link.close()
@@ -101,7 +101,7 @@ struct ReceiverTests {
             #expect(refused?.message.contains("identity.controllerId") == true, "\(refused?.message ?? "")")
             // And a proper controller is served as if nothing happened.
             let connection = try await controller(receiver)
-            #expect(try await connection.request(ReferenceProtocol.Method.status).result.objectValue?["volume"] == .double(0.5))
+            #expect(try await connection.request(ReferenceRequest.Status.method).result.objectValue?["volume"] == .double(0.5))
             await connection.close()
         }
     }
@@ -110,16 +110,16 @@ struct ReceiverTests {
         try await withReceiver { receiver, media in
             let connection = try await controller(receiver)
             do {
-                _ = try await connection.request(ReferenceProtocol.Method.play, ["session": "s", "url": .string(media.url("tone.wav"))])
+                _ = try await connection.request(ReferenceRequest.Play.method, ["session": "s", "url": .string(media.url("tone.wav"))])
                 Issue.record("played without pairing")
             } catch {
                 #expect(code(of: error) == 2001)
                 #expect("\(error)".contains("Bench TV needs pairing first"))
             }
             // Pair by hand, as PROTOCOL.md §3 says.
-            let begun = try await connection.request(ReferenceProtocol.Method.pairBegin).result
+            let begun = try await connection.request(ReferenceRequest.PairBegin.method).result
             #expect(begun.objectValue?["authorization"] == ["type": "numericCode", "length": 4])
-            let token = try await connection.request(ReferenceProtocol.Method.pairFinish, ["code": .string(try await receiver.pairingCode())]).result
+            let token = try await connection.request(ReferenceRequest.PairFinish.method, ["code": .string(try await receiver.pairingCode())]).result
             #expect(token.objectValue?["token"]?.stringValue?.count == 64)
 
             for (params, expected) in [
@@ -128,7 +128,7 @@ struct ReceiverTests {
                 (["session": "s", "url": .string(media.url("nothing-here.wav"))], 2011),
             ] {
                 do {
-                    _ = try await connection.request(ReferenceProtocol.Method.play, params)
+                    _ = try await connection.request(ReferenceRequest.Play.method, params)
                     Issue.record("\(params) played")
                 } catch {
                     #expect(code(of: error) == expected, "\(error)")
@@ -136,10 +136,10 @@ struct ReceiverTests {
             }
             let large = Data(count: ReferenceProtocol.maximumApplicationMessage + 1).base64EncodedString()
             await #expect(throws: RPCError.self) {
-                _ = try await connection.request(ReferenceProtocol.Method.appSend, ["application": "org.mediaroute.echo", "data": .string(large)])
+                _ = try await connection.request(ReferenceRequest.AppSend.method, ["application": "org.mediaroute.echo", "data": .string(large)])
             }
             await #expect(throws: RPCError.self) {
-                _ = try await connection.request(ReferenceProtocol.Method.control, ["session": "never-started", "isPlaying": true])
+                _ = try await connection.request(ReferenceRequest.Control.method, ["session": "never-started", "isPlaying": true])
             }
             await connection.close()
         }
@@ -148,13 +148,13 @@ struct ReceiverTests {
     @Test func aControllerThatVanishesLeavesItsSessionPausedForItsReturn() async throws {
         try await withReceiver(["--auth", "none"]) { receiver, media in
             let first = try await controller(receiver, id: "living-room-phone")
-            let state = try await first.request(ReferenceProtocol.Method.play, ["session": "film", "url": .string(media.url("tone.wav"))]).result
+            let state = try await first.request(ReferenceRequest.Play.method, ["session": "film", "url": .string(media.url("tone.wav"))]).result
             #expect(state.objectValue?["state"] == "playing")
             #expect(state.objectValue?["duration"] == 30.0)
             // Play until the media has really advanced (ffmpeg starts slowly on a loaded machine).
             var reached = 0.0
             try await waitUntil("film plays past 1 s") {
-                let state = try? await first.request(ReferenceProtocol.Method.status).result
+                let state = try? await first.request(ReferenceRequest.Status.method).result
                 reached = state?.objectValue?["sessions"]?.arrayValue?.first?.objectValue?["state"]?.objectValue?["position"]?.doubleValue ?? 0
                 return reached > 1
             }
@@ -163,7 +163,7 @@ struct ReceiverTests {
 
             // The same controller, back within the grace period, finds its session where it left it.
             let back = try await controller(receiver, id: "living-room-phone")
-            let status = try await back.request(ReferenceProtocol.Method.status).result
+            let status = try await back.request(ReferenceRequest.Status.method).result
             let session = try #require(status.objectValue?["sessions"]?.arrayValue?.first?.objectValue)
             #expect(session["session"] == "film")
             #expect(session["state"]?.objectValue?["state"] == "paused")
@@ -172,7 +172,7 @@ struct ReceiverTests {
             #expect(position > reached - 0.5 && position < reached + 3, "paused where it was (\(reached) s), not back at the start")
             // Another controller does not see it.
             let stranger = try await controller(receiver, id: "someone-else")
-            #expect(try await stranger.request(ReferenceProtocol.Method.status).result.objectValue?["sessions"] == [])
+            #expect(try await stranger.request(ReferenceRequest.Status.method).result.objectValue?["sessions"] == [])
             await back.close()
             await stranger.close()
         }

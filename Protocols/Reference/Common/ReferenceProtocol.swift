@@ -12,32 +12,6 @@ public enum ReferenceProtocol {
     /// How long a receiver keeps the session of a controller that went away.
     public static let sessionGraceSeconds = 60
 
-    /// Methods, controller to receiver.
-    public enum Method {
-        public static let authToken = "auth.token"
-        public static let pairBegin = "pair.begin"
-        public static let pairFinish = "pair.finish"
-        public static let status = "status"
-        public static let play = "play"
-        public static let control = "control"
-        public static let stop = "stop"
-        public static let volumeSet = "volume.set"
-        public static let volumeChange = "volume.change"
-        public static let volumeMute = "volume.mute"
-        public static let appSend = "app.send"
-        public static let streamStart = "stream.start"
-        public static let streamStop = "stream.stop"
-    }
-
-    /// Notifications, receiver to controller.
-    public enum Event {
-        public static let playbackState = "playback.state"
-        public static let playbackEnded = "playback.ended"
-        public static let volumeChanged = "volume.changed"
-        public static let appData = "app.data"
-        public static let keyframeRequest = "stream.keyframeRequest"
-    }
-
     /// `level` moved by `steps` of `volume.change` (5% each, PROTOCOL.md), kept within 0...1.
     public static func volume(_ level: Double, changedBy steps: Int) -> Double {
         min(1, max(0, level + Double(steps) * 0.05))
@@ -116,21 +90,4 @@ public struct ReceiverPlaybackState: Sendable, Hashable {
     }
 
     public var isPlaying: Bool { phase == .playing || phase == .loading }
-
-    public var json: JSONValue {
-        var object: JSONObject = ["state": .string(phase.rawValue), "isPlaying": .bool(isPlaying),
-                                  "position": .double((position * 1000).rounded() / 1000), "speed": .double(speed)]
-        if let duration { object["duration"] = .double((duration * 1000).rounded() / 1000) }
-        if let title { object["title"] = .string(title) }
-        return .object(object)
-    }
-
-    public init?(json: JSONValue?) {
-        guard let object = json?.objectValue, let phase = object["state"]?.stringValue.flatMap(Phase.init(rawValue:)) else { return nil }
-        self.phase = phase
-        position = object["position"]?.doubleValue ?? 0
-        duration = object["duration"]?.doubleValue
-        speed = object["speed"]?.doubleValue ?? 1
-        title = object["title"]?.stringValue
-    }
 }

@@ -57,7 +57,7 @@ final class ReceiverLink {
         Task { @MainActor [weak self] in
             for await (method, params) in commandStream {
                 guard let self else { return }
-                do { _ = try await self.request(method, params) } catch {
+                do { _ = try await self.request(method: method, params) } catch {
                     FileHandle.standardError.write(Data("\(self.device.displayName): \(method) failed: \(error)\n".utf8))
                 }
             }
@@ -76,7 +76,7 @@ final class ReceiverLink {
         if announcement.authorization == .none { return true }
         guard let token = credentials.token(for: device.id) else { return false }
         do {
-            _ = try await request(ReferenceProtocol.Method.authToken, ["token": .string(token)])
+            _ = try await request(ReferenceRequest.AuthToken(token: token))
             return true
         } catch where error.code == .authorizationFailed {
             credentials.remember(nil, for: device.id)  // the receiver forgot us: pair again
@@ -86,18 +86,12 @@ final class ReceiverLink {
 
     /// Asks the receiver to show a code (or to expect its password); returns what to ask the person for.
     func beginPairing() async throws(MediaDeviceError) -> MediaOutputDevice.AuthorizationMethod {
-        let answer = try await request(ReferenceProtocol.Method.pairBegin, [:])
-        return answer.objectValue?["authorization"].flatMap { try? WireDecoder.decode(MediaOutputDevice.AuthorizationMethod.self, from: $0) }
-            ?? announcement.authorization.method
+        try await request(ReferenceRequest.PairBegin()).authorization
     }
 
     /// Gives the receiver the person's code; on success the token is kept for next time.
     func finishPairing(_ code: String) async throws(MediaDeviceError) {
-        let answer = try await request(ReferenceProtocol.Method.pairFinish, ["code": .string(code)])
-        guard let token = answer.objectValue?["token"]?.stringValue else {
-            throw MediaDeviceError(.authorizationFailed, "\(device.displayName) accepted the code but sent no token")
-        }
-        credentials.remember(token, for: device.id)
+        credentials.remember(try await request(ReferenceRequest.PairFinish(code: code)).token, for: device.id)
     }
 
     private func connect() async throws(MediaDeviceError) {
@@ -108,15 +102,16 @@ final class ReceiverLink {
             throw MediaDeviceError(.connectionFailed, "cannot connect to \(device.displayName) at \(host):\(port): \(error.errno.description)")
         }
         var handlers = RPCHandlers()
-        for event in [ReferenceProtocol.Event.playbackState, ReferenceProtocol.Event.playbackEnded, ReferenceProtocol.Event.volumeChanged,
-                      ReferenceProtocol.Event.appData, ReferenceProtocol.Event.keyframeRequest] {
+        for event in [ReceiverEvent.PlaybackState.method, ReceiverEvent.PlaybackEnded.method, ReceiverEvent.VolumeChanged.method,
+                      ReceiverEvent.AppData.method, ReceiverEvent.KeyframeRequest.method] {
             handlers.onNotification(event) { [events] in events.yield(($0.method, $0.params)) }
         }
         var settings = ConnectionConfiguration(label: "\(device.displayName) at \(host):\(port)")
         settings.maximumFrameLength = ReferenceProtocol.maximumFrameLength
         settings.defaultRequestTimeout = .seconds(10)
         let hello = Hello(role: .controller, name: "mediarouted on \(ProcessInfo.processInfo.hostName)",
-                          identity: ["controllerId": .string(credentials.controllerID)], maximumFrameLength: ReferenceProtocol.maximumFrameLength)
+                          identity: WireEncoder.encode(ControllerIdentity(controllerId: credentials.controllerID)).objectValue ?? [:],
+                          maximumFrameLength: ReferenceProtocol.maximumFrameLength)
         let connection: Connection
         do {
             connection = try await Connection.open(socket: fd, hello: hello, side: .initiator(acceptingRoles: [.receiver]),
@@ -125,7 +120,7 @@ final class ReceiverLink {
             throw MediaDeviceError(.connectionFailed, "\(device.displayName) at \(host):\(port) did not complete the handshake: \(error)")
         }
         // The token is a bearer secret: only the receiver that was announced may see it.
-        let answered = await connection.peer?.identity["id"]?.stringValue
+        let answered = await connection.peer.flatMap { try? WireDecoder.decode(ReceiverIdentity.self, from: .object($0.identity)).id }
         guard answered == announcement.id else {
             await connection.close()
             throw MediaDeviceError(.connectionFailed, "the receiver at \(host):\(port) is \(answered.map { "\"\($0)\"" } ?? "unnamed"), not \(device.displayName) (\"\(announcement.id)\"); its address changed hands")
@@ -168,8 +163,15 @@ final class ReceiverLink {
 
     // MARK: Talking to the receiver
 
-    /// One request; the receiver's refusals become media-device errors naming the receiver.
-    func request(_ method: String, _ params: JSONObject) async throws(MediaDeviceError) -> JSONValue {
+    /// One request; the receiver's refusals (and answers that are not what PROTOCOL.md says)
+    /// become media-device errors naming the receiver.
+    @discardableResult
+    func request<Request: WireRequest>(_ request: Request) async throws(MediaDeviceError) -> Request.Result {
+        let answer = try await self.request(method: Request.method, request.params)
+        do { return try Request.decodeResult(answer) } catch { throw Self.deviceError(error, device: device.displayName) }
+    }
+
+    private func request(method: String, _ params: JSONObject) async throws(MediaDeviceError) -> JSONValue {
         guard let connection else { throw MediaDeviceError(.connectionFailed, "\(device.displayName) is not connected") }
         do {
             return try await connection.request(method, params).result
@@ -181,7 +183,7 @@ final class ReceiverLink {
     }
 
     /// A command whose answer nobody waits for (a playback control's setter); commands keep their order.
-    func send(_ method: String, _ params: JSONObject) { commands.yield((method, params)) }
+    func send<Request: WireRequest>(_ request: Request) { commands.yield((Request.method, request.params)) }
 
     static func deviceError(_ error: RPCError, device: String) -> MediaDeviceError {
         let message = "\(device): \(error.message)"
@@ -198,25 +200,31 @@ final class ReceiverLink {
         }
     }
 
+    /// A receiver's notification, read into its type. One that does not decode is the receiver's
+    /// mistake: said on stderr (the supervisor's log), with the method and the member.
     private func received(_ method: String, _ params: JSONObject) {
-        switch method {
-        case ReferenceProtocol.Event.playbackState:
-            if let session = params["session"]?.stringValue, let state = ReceiverPlaybackState(json: params["state"]) { onEvent(.state(session: session, state)) }
-        case ReferenceProtocol.Event.playbackEnded:
-            if let session = params["session"]?.stringValue, let state = ReceiverPlaybackState(json: params["state"]) {
-                onEvent(.ended(session: session, state, error: params["error"]?.objectValue?["message"]?.stringValue))
+        do throws(RPCError) {
+            switch method {
+            case ReceiverEvent.PlaybackState.method:
+                let event = try ReceiverEvent.PlaybackState.decode(params)
+                onEvent(.state(session: event.session, event.state))
+            case ReceiverEvent.PlaybackEnded.method:
+                let event = try ReceiverEvent.PlaybackEnded.decode(params)
+                onEvent(.ended(session: event.session, event.state, error: event.error?.message))
+            case ReceiverEvent.VolumeChanged.method:
+                let event = try ReceiverEvent.VolumeChanged.decode(params)
+                updateVolume(ReferenceRequest.Volume(volume: event.volume, muted: event.muted))
+                onEvent(.volume(level: volume, muted: muted))
+            case ReceiverEvent.KeyframeRequest.method:
+                onEvent(.keyframeRequest(stream: try ReceiverEvent.KeyframeRequest.decode(params).stream))
+            case ReceiverEvent.AppData.method:
+                let event = try ReceiverEvent.AppData.decode(params)
+                onEvent(.data(application: event.application, session: event.session, event.data.bytes))
+            default:
+                break
             }
-        case ReferenceProtocol.Event.volumeChanged:
-            updateVolume(params)
-            onEvent(.volume(level: volume, muted: muted))
-        case ReferenceProtocol.Event.keyframeRequest:
-            if let stream = params["stream"]?.stringValue { onEvent(.keyframeRequest(stream: stream)) }
-        case ReferenceProtocol.Event.appData:
-            if let application = params["application"]?.stringValue, let text = params["data"]?.stringValue, let data = Data(base64Encoded: text) {
-                onEvent(.data(application: application, session: params["session"]?.stringValue, data))
-            }
-        default:
-            break
+        } catch {
+            FileHandle.standardError.write(Data("\(device.displayName) sent a notification that does not decode: \(error.message)\n".utf8))
         }
     }
 
@@ -224,22 +232,22 @@ final class ReceiverLink {
     /// it); the receiver's `volume.changed` then confirms or corrects.
     func setVolume(_ level: Double) {
         volume = min(1, max(0, level))
-        send(ReferenceProtocol.Method.volumeSet, ["level": .double(volume)])
+        send(ReferenceRequest.VolumeSet(level: volume))
     }
 
     func changeVolume(by steps: Int) {
         volume = ReferenceProtocol.volume(volume, changedBy: steps)
-        send(ReferenceProtocol.Method.volumeChange, ["steps": .integer(Int64(steps))])
+        send(ReferenceRequest.VolumeChange(steps: steps))
     }
 
     func setMuted(_ mute: Bool) {
         muted = mute
-        send(ReferenceProtocol.Method.volumeMute, ["muted": .bool(mute)])
+        send(ReferenceRequest.VolumeMute(muted: mute))
     }
 
-    /// Takes a `{"volume", "muted"}` answer or event.
-    func updateVolume(_ object: JSONObject?) {
-        if let level = object?["volume"]?.doubleValue { volume = level }
-        if let mute = object?["muted"]?.boolValue { muted = mute }
+    /// Takes the receiver's volume, from an answer or an event.
+    func updateVolume(_ reading: ReferenceRequest.Volume) {
+        volume = reading.volume
+        muted = reading.muted
     }
 }

@@ -139,7 +139,8 @@ final class ReferenceDriver: MediaDeviceExtension, RealtimeSampleHandling {
 
     /// Authorized: read the receiver's volume, and the route is active.
     private func finishActivation(_ link: ReceiverLink, _ session: MediaOutputSession) async throws(MediaDeviceError) {
-        link.updateVolume(try await link.request(ReferenceProtocol.Method.status, [:]).objectValue)
+        let status = try await link.request(ReferenceRequest.Status())
+        link.updateVolume(ReferenceRequest.Volume(volume: status.volume, muted: status.muted))
         routingManager.activatedDevice(link.device, session: session)
     }
 
@@ -161,17 +162,12 @@ final class ReferenceDriver: MediaDeviceExtension, RealtimeSampleHandling {
             senders[stream.identifier] = (session, nil)
             Task {
                 do {
-                    let params: JSONObject
-                    switch stream.format {
-                    case .audio(let rate, let channels, _):
-                        params = ["stream": .string(stream.identifier), "kind": "audio", "codec": "opus",
-                                  "sampleRate": .integer(Int64(rate)), "channels": .integer(Int64(channels))]
-                    case .video(let width, let height, let frameRate):
-                        params = ["stream": .string(stream.identifier), "kind": "video", "codec": "h264", "width": .integer(Int64(width)),
-                                  "height": .integer(Int64(height)), "frameRate": .integer(Int64(frameRate))]
+                    let start: ReferenceRequest.StreamStart = switch stream.format {
+                    case .audio(let rate, let channels, _): .audio(stream.identifier, sampleRate: rate, channels: channels)
+                    case .video(let width, let height, let frameRate): .video(stream.identifier, width: width, height: height, frameRate: frameRate)
                     }
-                    let answer = try await link.request(ReferenceProtocol.Method.streamStart, params)
-                    guard let port = answer.objectValue?["port"]?.integerValue.flatMap({ UInt16(exactly: $0) }) else {
+                    let port = try await link.request(start).port
+                    guard port != 0 else {
                         throw MediaDeviceError(.sessionFailed, "\(link.device.displayName) opened no UDP port for stream \(stream.identifier)")
                     }
                     let routingManager = self.routingManager
@@ -194,7 +190,7 @@ final class ReferenceDriver: MediaDeviceExtension, RealtimeSampleHandling {
         for (id, entry) in senders where entry.session == session && !open.contains(id) {
             entry.sender?.finish()
             senders[id] = nil
-            links[session.id]?.send(ReferenceProtocol.Method.streamStop, ["stream": .string(id)])
+            links[session.id]?.send(ReferenceRequest.StreamStop(stream: id))
         }
     }
 
@@ -239,10 +235,9 @@ final class ReferenceDriver: MediaDeviceExtension, RealtimeSampleHandling {
     /// After a reconnection: the session's state as the receiver has it, or its end if the
     /// receiver no longer has it.
     private func resynchronize(_ session: MediaOutputSession, over link: ReceiverLink) async {
-        guard let answer = try? await link.request(ReferenceProtocol.Method.status, [:]), let playback = playbacks[session.id] else { return }
-        link.updateVolume(answer.objectValue)
-        let mine = answer.objectValue?["sessions"]?.arrayValue?.first { $0.objectValue?["session"]?.stringValue == session.id }
-        if let state = ReceiverPlaybackState(json: mine?.objectValue?["state"]) {
+        guard let status = try? await link.request(ReferenceRequest.Status()), let playback = playbacks[session.id] else { return }
+        link.updateVolume(ReferenceRequest.Volume(volume: status.volume, muted: status.muted))
+        if let state = status.sessions.first(where: { $0.session == session.id })?.state {
             playback.update(state)
             routingManager.playbackStateChanged(session: session)
         } else {
@@ -269,14 +264,10 @@ final class ReferenceDriver: MediaDeviceExtension, RealtimeSampleHandling {
             routingManager.sessionFailed(session, error: MediaDeviceError(.sessionFailed, "\(session) is not an active route of this driver"))
             return
         }
-        var params: JSONObject = ["session": .string(session.id), "url": .string(url.absoluteString)]
-        if let identifier { params["application"] = .string(identifier) }
+        let play = ReferenceRequest.Play(session: session.id, url: url.absoluteString, application: identifier)
         Task {
             do {
-                let answer = try await link.request(ReferenceProtocol.Method.play, params)
-                guard let state = ReceiverPlaybackState(json: answer) else {
-                    throw MediaDeviceError(.sessionFailed, "\(link.device.displayName) answered play without a state")
-                }
+                let state = try await link.request(play)
                 let playback = ReferencePlayback(session: session.id, link: link, state: state)
                 self.playbacks[session.id] = playback
                 routingManager.started(application: identifier, playbackControl: playback, session: session)
@@ -288,7 +279,7 @@ final class ReferenceDriver: MediaDeviceExtension, RealtimeSampleHandling {
 
     func stopSession(_ session: MediaOutputSession) {
         guard playbacks.removeValue(forKey: session.id) != nil else { return }
-        links[session.id]?.send(ReferenceProtocol.Method.stop, ["session": .string(session.id)])
+        links[session.id]?.send(ReferenceRequest.Stop(session: session.id))
     }
 
     func sendData(_ data: Data, toApplication applicationIdentifier: String, session: MediaOutputSession) {
@@ -296,7 +287,6 @@ final class ReferenceDriver: MediaDeviceExtension, RealtimeSampleHandling {
             FileHandle.standardError.write(Data("not sending \(data.count) bytes to \(applicationIdentifier): over the receiver's \(ReferenceProtocol.maximumApplicationMessage)-byte limit\n".utf8))
             return
         }
-        links[session.id]?.send(ReferenceProtocol.Method.appSend, ["application": .string(applicationIdentifier), "session": .string(session.id),
-                                                                     "data": .string(data.base64EncodedString())])
+        links[session.id]?.send(ReferenceRequest.AppSend(application: applicationIdentifier, session: session.id, data: Base64Payload(data)))
     }
 }

@@ -41,10 +41,10 @@ final class ReferencePlayback: AVInterfaceControllable {
         update(state)
     }
 
-    private func control(_ changes: JSONObject) {
-        var params = changes
-        params["session"] = .string(session)
-        link?.send(ReferenceProtocol.Method.control, params)
+    private func control(_ change: (inout ReferenceRequest.Control) -> Void) {
+        var request = ReferenceRequest.Control(session: session)
+        change(&request)
+        link?.send(request)
     }
 
     var isPlaying: Bool {
@@ -54,7 +54,7 @@ final class ReferencePlayback: AVInterfaceControllable {
                 if state.phase == .ended, newValue { state.position = 0 }
                 state.phase = newValue ? .playing : .paused
             }
-            control(["isPlaying": .bool(newValue)])
+            control { $0.isPlaying = newValue }
         }
     }
 
@@ -72,7 +72,7 @@ final class ReferencePlayback: AVInterfaceControllable {
         get { position }
         set {
             change { $0.position = newValue }
-            control(["position": .double(newValue)])
+            control { $0.position = newValue }
         }
     }
 
@@ -80,7 +80,7 @@ final class ReferencePlayback: AVInterfaceControllable {
         get { Float(receiverState.speed) }
         set {
             change { $0.speed = Double(newValue) }
-            control(["speed": .double(Double(newValue))])
+            control { $0.speed = Double(newValue) }
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import MediaRouteIPC
+import MediaRouteWire
 import ReferenceProtocol
 
 /// Who may control the receiver: the codes it shows, the tokens of paired controllers (kept in a
@@ -53,19 +54,19 @@ final class PairingBook: @unchecked Sendable {
 
     /// Starts pairing: a fresh code for the requester's connection (shown by the caller), or nothing
     /// for a password. Refused while the requester is locked out, or when too many are pending.
-    func begin(for requester: Requester) throws(ReferenceProtocolError) -> (method: JSONValue, code: String?) {
+    func begin(for requester: Requester) throws(ReferenceProtocolError) -> (method: MediaOutputDevice.AuthorizationMethod, code: String?) {
         let now = ContinuousClock.now
-        if authorization == .none { return (["type": "none"], nil) }
+        if authorization == .none { return (.none, nil) }
         if let locked = lockouts.lockedFor(requester.subjects, now: now) { throw rateLimited(for: locked) }
         let code: String
-        let method: JSONValue
+        let method: MediaOutputDevice.AuthorizationMethod
         if authorization == .password {
-            (code, method) = ("", ["type": "password"])
+            (code, method) = ("", .password)
         } else {
             let length = authorization == .pin4 ? 4 : 6
             var generator = SystemRandomNumberGenerator()
             code = String((0..<length).map { _ in Character(String(Int.random(in: 0...9, using: &generator))) })
-            method = ["type": "numericCode", "length": .integer(Int64(length))]
+            method = .numericCode(length: length == 4 ? .fourCharacter : .sixCharacter)
         }
         try attempts.begin(.init(controller: requester.controller, address: requester.address, code: code, until: now + Self.codeLifetime),
                            on: requester.connection, now: now)

@@ -140,7 +140,7 @@ actor Receiver {
         settings.maximumFrameLength = ReferenceProtocol.maximumFrameLength
         settings.onProtocolViolation = { say("controller at \(peer) broke the protocol: \($0.message)") }
         settings.acceptHello = { hello throws(RPCError) in
-            guard let id = hello.identity["controllerId"]?.stringValue, ReceiverAnnouncement.isIdentifier(id) else {
+            guard let id = try? WireDecoder.decode(ControllerIdentity.self, from: .object(hello.identity)).controllerId, ReceiverAnnouncement.isIdentifier(id) else {
                 throw RPCError.invalidParams("a controller's hello needs \"identity.controllerId\", 1-64 of A-Z a-z 0-9 . _ -")
             }
             link.identity.withLock { $0 = (id, hello.name) }
@@ -148,7 +148,7 @@ actor Receiver {
             if authorization == .none { link.authorized = true }
         }
         let hello = Hello(role: .receiver, name: configuration.name,
-                          identity: ["id": .string(configuration.announcement.id), "model": .string(configuration.announcement.model)],
+                          identity: WireEncoder.encode(ReceiverIdentity(id: configuration.announcement.id, model: configuration.announcement.model)).objectValue ?? [:],
                           maximumFrameLength: ReferenceProtocol.maximumFrameLength)
         let connection: Connection
         do {
@@ -205,11 +205,10 @@ actor Receiver {
 
     private nonisolated func handlers(_ link: ControllerLink) -> RPCHandlers {
         var handlers = RPCHandlers()
-        let methods = [ReferenceProtocol.Method.authToken, ReferenceProtocol.Method.pairBegin, ReferenceProtocol.Method.pairFinish,
-                       ReferenceProtocol.Method.status, ReferenceProtocol.Method.play, ReferenceProtocol.Method.control,
-                       ReferenceProtocol.Method.stop, ReferenceProtocol.Method.volumeSet, ReferenceProtocol.Method.volumeChange,
-                       ReferenceProtocol.Method.volumeMute, ReferenceProtocol.Method.appSend, ReferenceProtocol.Method.streamStart,
-                       ReferenceProtocol.Method.streamStop]
+        typealias R = ReferenceRequest
+        let methods = [R.AuthToken.method, R.PairBegin.method, R.PairFinish.method, R.Status.method, R.Play.method, R.Control.method,
+                       R.Stop.method, R.VolumeSet.method, R.VolumeChange.method, R.VolumeMute.method, R.AppSend.method,
+                       R.StreamStart.method, R.StreamStop.method]
         for method in methods {
             handlers.onRequest(method) { [self] request in
                 do {
@@ -259,45 +258,45 @@ actor Receiver {
     // MARK: Requests
 
     private func handle(_ method: String, _ params: JSONObject, from link: ControllerLink) async throws -> JSONValue {
-        typealias M = ReferenceProtocol.Method
+        typealias R = ReferenceRequest
         link.lastRequest = .now
         // An unpaired link's deadline moved (a request, a pairing begun or spent): find the next one.
         let wasUnpaired = !link.authorized
         defer { if wasUnpaired { sweepUnpaired() } }
         switch method {
-        case M.authToken:
-            guard let token = params["token"]?.stringValue, pairing.isPaired(link.controllerID, token: token) else {
+        case R.AuthToken.method:
+            guard pairing.isPaired(link.controllerID, token: try read(R.AuthToken.self, params).token) else {
                 throw ReferenceProtocolError(.notAuthorized, "\(configuration.name) does not know that token (it may have forgotten it); pair again")
             }
             authorize(link)
-            return [:]
-        case M.pairBegin:
+            return answer(R.Done())
+        case R.PairBegin.method:
             do {
                 let (authorization, code) = try pairing.begin(for: requester(link))
                 if let code { say("pairing code for \(link.name): \(code)") }
-                return ["authorization": authorization]
+                return answer(R.PairBegin.Begun(authorization: authorization))
             } catch {
                 say("refused to begin pairing with \(link.name) from \(link.peer): \(error.message)")
                 throw error
             }
-        case M.pairFinish:
-            guard let code = params["code"]?.stringValue else { throw ReferenceProtocolError(.badRequest, "pair.finish needs a \"code\"") }
+        case R.PairFinish.method:
+            let code = try read(R.PairFinish.self, params).code
             do {
                 let token = try pairing.finish(for: requester(link), code: code)
                 authorize(link)
                 say("paired with \(link.name)")
-                return ["token": .string(token)]
+                return answer(R.PairFinish.Paired(token: token))
             } catch {
                 say("refused pairing with \(link.name): \(error.message)")
                 throw error
             }
-        case M.status:
-            var sessions: [JSONValue] = []
+        case R.Status.method:
+            var sessions: [R.Status.Session] = []
             // Sessions only for an authorized link: anyone may claim a controllerId before pairing.
             if let current, link.authorized, current.controller == link.controllerID {
-                sessions.append(["session": .string(current.session), "state": player.state.json])
+                sessions.append(R.Status.Session(session: current.session, state: player.state))
             }
-            return ["volume": .double(volume), "muted": .bool(muted), "sessions": .array(sessions)]
+            return answer(R.Status.Report(volume: volume, muted: muted, sessions: sessions))
         default:
             guard link.authorized else {
                 throw ReferenceProtocolError(.notAuthorized, "\(configuration.name) needs pairing first: call pair.begin and pair.finish with the code it shows")
@@ -311,11 +310,13 @@ actor Receiver {
     }
 
     private func handleAuthorized(_ method: String, _ params: JSONObject, from link: ControllerLink) async throws -> JSONValue {
-        typealias M = ReferenceProtocol.Method
+        typealias R = ReferenceRequest
         switch method {
-        case M.play:
-            let session = try sessionName(params)
-            guard let url = params["url"]?.stringValue, let scheme = URL(string: url)?.scheme?.lowercased(), ["http", "https", "file"].contains(scheme) else {
+        case R.Play.method:
+            let request = try read(R.Play.self, params)
+            let session = try sessionName(request.session)
+            let url = request.url
+            guard let scheme = URL(string: url)?.scheme?.lowercased(), ["http", "https", "file"].contains(scheme) else {
                 throw ReferenceProtocolError(.badRequest, "\"url\" must be an http or https URL")
             }
             guard scheme != "file" else {
@@ -323,7 +324,7 @@ actor Receiver {
                 // controller what is on the receiver's disk, so it is refused unread, in one sentence.
                 throw ReferenceProtocolError(.badRequest, "\(configuration.name) plays only http and https URLs: it cannot read files on the controller's machine, so serve the file over HTTP")
             }
-            let application = params["application"]?.stringValue
+            let application = request.application
             if let application, !applications.has(application) {
                 throw ReferenceProtocolError(.noSuchApplication, "\(configuration.name) has no application \(application); it has \(ReceiverApplications.all.joined(separator: ", "))")
             }
@@ -335,100 +336,101 @@ actor Receiver {
             if let previous = current, previous.controller != link.controllerID || previous.session != session {
                 var ended = player.state
                 ended.phase = .ended
-                notifyOwner(ReferenceProtocol.Event.playbackEnded, ["session": .string(previous.session), "state": ended.json,
-                                                                    "error": ["code": 2011, "message": .string("replaced by another session on \(configuration.name)")]],
+                notifyOwner(ReceiverEvent.PlaybackEnded(session: previous.session, state: ended,
+                                                        error: .init(code: 2011, message: "replaced by another session on \(configuration.name)")),
                             controller: previous.controller)
             }
             current = (link.controllerID, session)
             player.load(media)
             say("playing \(url) for \(link.name)\(application.map { " in \($0)" } ?? "")")
             playerChanged()
-            return player.state.json
-        case M.control:
-            _ = try ownedSession(params, link)
-            if let position = params["position"] {
-                guard let seconds = position.doubleValue, seconds >= 0 else { throw ReferenceProtocolError(.badRequest, "\"position\" must be 0 or more seconds") }
+            return answer(player.state)
+        case R.Control.method:
+            let request = try read(R.Control.self, params)
+            _ = try ownedSession(request.session, link)
+            if let seconds = request.position {
+                guard seconds >= 0 else { throw ReferenceProtocolError(.badRequest, "\"position\" must be 0 or more seconds") }
                 player.seek(to: seconds)
             }
-            if let speed = params["speed"] {
-                guard let rate = speed.doubleValue, (0.25...4).contains(rate) else {
-                    throw ReferenceProtocolError(.unsupported, "\"speed\" must be from 0.25 to 4")
-                }
+            if let rate = request.speed {
+                guard (0.25...4).contains(rate) else { throw ReferenceProtocolError(.unsupported, "\"speed\" must be from 0.25 to 4") }
                 player.setSpeed(rate)
             }
-            if let playing = params["isPlaying"] {
-                guard let playing = playing.boolValue else { throw ReferenceProtocolError(.badRequest, "\"isPlaying\" must be true or false") }
+            if let playing = request.isPlaying {
                 if playing { player.play() } else { player.pause() }
             }
             playerChanged()
-            return player.state.json
-        case M.stop:
-            _ = try ownedSession(params, link)
+            return answer(player.state)
+        case R.Stop.method:
+            _ = try ownedSession(try read(R.Stop.self, params).session, link)
             player.stop()
             current = nil
             rescheduleCadence()
-            return [:]
-        case M.volumeSet:
-            guard let level = params["level"]?.doubleValue, (0...1).contains(level) else { throw ReferenceProtocolError(.badRequest, "\"level\" must be from 0 to 1") }
+            return answer(R.Done())
+        case R.VolumeSet.method:
+            let level = try read(R.VolumeSet.self, params).level
+            guard (0...1).contains(level) else { throw ReferenceProtocolError(.badRequest, "\"level\" must be from 0 to 1") }
             setVolume(level, muted: muted)
-            return volumeJSON
-        case M.volumeChange:
-            guard let steps = params["steps"]?.integerValue, (-100...100).contains(steps) else { throw ReferenceProtocolError(.badRequest, "\"steps\" must be from -100 to 100") }
-            setVolume(ReferenceProtocol.volume(volume, changedBy: Int(steps)), muted: muted)
-            return volumeJSON
-        case M.volumeMute:
-            guard let mute = params["muted"]?.boolValue else { throw ReferenceProtocolError(.badRequest, "\"muted\" must be true or false") }
-            setVolume(volume, muted: mute)
-            return volumeJSON
-        case M.appSend:
-            guard let application = params["application"]?.stringValue else { throw ReferenceProtocolError(.badRequest, "app.send needs an \"application\"") }
+            return answer(currentVolume)
+        case R.VolumeChange.method:
+            let steps = try read(R.VolumeChange.self, params).steps
+            guard (-100...100).contains(steps) else { throw ReferenceProtocolError(.badRequest, "\"steps\" must be from -100 to 100") }
+            setVolume(ReferenceProtocol.volume(volume, changedBy: steps), muted: muted)
+            return answer(currentVolume)
+        case R.VolumeMute.method:
+            setVolume(volume, muted: try read(R.VolumeMute.self, params).muted)
+            return answer(currentVolume)
+        case R.AppSend.method:
+            let request = try read(R.AppSend.self, params)
+            let application = request.application
             guard applications.has(application) else {
                 throw ReferenceProtocolError(.noSuchApplication, "\(configuration.name) has no application \(application); it has \(ReceiverApplications.all.joined(separator: ", "))")
             }
-            guard let text = params["data"]?.stringValue, let data = Data(base64Encoded: text) else { throw ReferenceProtocolError(.badRequest, "\"data\" must be base64") }
+            let data = request.data.bytes
             guard data.count <= ReferenceProtocol.maximumApplicationMessage else {
                 throw ReferenceProtocolError(.badRequest, "a message of \(data.count) bytes is over the \(ReferenceProtocol.maximumApplicationMessage)-byte limit")
             }
-            for answer in applications.handle(Array(data), for: application) {
-                var reply: JSONObject = ["application": .string(application), "data": .string(Data(answer).base64EncodedString())]
-                if let session = params["session"] { reply["session"] = session }
-                link.connection?.post(ReferenceProtocol.Event.appData, reply)
+            for reply in applications.handle(Array(data), for: application) {
+                link.connection?.post(ReceiverEvent.AppData(application: application, session: request.session, data: Base64Payload(reply)))
             }
-            return [:]
-        case M.streamStart:
-            return try startStream(params, from: link)
-        case M.streamStop:
-            guard let name = params["stream"]?.stringValue, streams[StreamKey(controller: link.controllerID, name: name)] != nil else {
-                throw ReferenceProtocolError(.noSuchSession, "\(link.name) has no stream \(params["stream"]?.stringValue ?? "(none)") on \(configuration.name)")
+            return answer(R.Done())
+        case R.StreamStart.method:
+            return answer(try startStream(try read(R.StreamStart.self, params), from: link))
+        case R.StreamStop.method:
+            let name = try read(R.StreamStop.self, params).stream
+            guard streams[StreamKey(controller: link.controllerID, name: name)] != nil else {
+                throw ReferenceProtocolError(.noSuchSession, "\(link.name) has no stream \(name) on \(configuration.name)")
             }
-            return stopStream(StreamKey(controller: link.controllerID, name: name))
+            return answer(stopStream(StreamKey(controller: link.controllerID, name: name)))
         default:
             throw RPCError.methodNotFound(method)
         }
     }
 
-    private func startStream(_ params: JSONObject, from link: ControllerLink) throws -> JSONValue {
-        guard let name = params["stream"]?.stringValue, ReceiverAnnouncement.isIdentifier(name) else {
+    private func startStream(_ request: ReferenceRequest.StreamStart, from link: ControllerLink) throws -> ReferenceRequest.StreamStart.Opened {
+        let name = request.stream
+        guard ReceiverAnnouncement.isIdentifier(name) else {
             throw ReferenceProtocolError(.badRequest, "\"stream\" must be 1-64 of A-Z a-z 0-9 . _ -")
         }
         let key = StreamKey(controller: link.controllerID, name: name)
         guard streams[key] == nil else { throw ReferenceProtocolError(.badRequest, "stream \(name) is already open") }
-        func number(_ key: String, _ range: ClosedRange<Int>) throws(ReferenceProtocolError) -> Int {
-            guard let value = params[key]?.integerValue, let int = Int(exactly: value), range.contains(int) else {
+        func number(_ value: Int?, _ key: String, _ range: ClosedRange<Int>) throws(ReferenceProtocolError) -> Int {
+            guard let value, range.contains(value) else {
                 throw ReferenceProtocolError(.badRequest, "\"\(key)\" must be from \(range.lowerBound) to \(range.upperBound)")
             }
-            return int
+            return value
         }
         let kind: ReceiverStream.Kind
-        switch (params["kind"]?.stringValue, params["codec"]?.stringValue) {
-        case ("audio"?, "opus"?) where configuration.announcement.capabilities.contains(.realtimeAudioStreaming):
-            let rate = try number("sampleRate", 8_000...48_000)
+        switch (request.kind, request.codec) {
+        case ("audio", "opus") where configuration.announcement.capabilities.contains(.realtimeAudioStreaming):
+            let rate = try number(request.sampleRate, "sampleRate", 8_000...48_000)
             guard SampleFormat.opusSampleRates.contains(rate) else { throw ReferenceProtocolError(.unsupported, "Opus has no \(rate) Hz") }
-            kind = .audio(sampleRate: rate, channels: try number("channels", 1...2))
-        case ("video"?, "h264"?) where configuration.announcement.capabilities.contains(.realtimeVideoStreaming):
-            kind = .video(width: try number("width", 16...3840), height: try number("height", 16...2160), frameRate: try number("frameRate", 1...120))
+            kind = .audio(sampleRate: rate, channels: try number(request.channels, "channels", 1...2))
+        case ("video", "h264") where configuration.announcement.capabilities.contains(.realtimeVideoStreaming):
+            kind = .video(width: try number(request.width, "width", 16...3840), height: try number(request.height, "height", 16...2160),
+                          frameRate: try number(request.frameRate, "frameRate", 1...120))
         case (let kind, let codec):
-            throw ReferenceProtocolError(.unsupported, "\(configuration.name) takes no \(kind ?? "?") stream in \(codec ?? "?") (it takes \(configuration.announcement.txt.first { $0.0 == "caps" }?.1 ?? "nothing"))")
+            throw ReferenceProtocolError(.unsupported, "\(configuration.name) takes no \(kind) stream in \(codec) (it takes \(configuration.announcement.txt.first { $0.0 == "caps" }?.1 ?? "nothing"))")
         }
         // NAME.wav or NAME.h264, unless another controller's stream of that name records there.
         let recording = configuration.recordDirectory.map { directory in
@@ -441,19 +443,19 @@ actor Receiver {
             stream = try ReceiverStream(name: name, kind: kind, host: configuration.host,
                                         sender: link.host, recording: recording, reportOnsets: configuration.reportOnsets,
                                         dropVideoPacket: configuration.dropVideoPacket, loop: loop) { [weak link] in
-                link?.connection?.post(ReferenceProtocol.Event.keyframeRequest, ["stream": .string(name)])
+                link?.connection?.post(ReceiverEvent.KeyframeRequest(stream: name))
             }
         } catch {
             throw ReferenceProtocolError(.unsupported, "cannot open stream \(name): \(error)")
         }
         streams[key] = stream
-        say("stream \(name) from \(link.name): \(params["kind"]?.stringValue ?? "?") \(params["codec"]?.stringValue ?? "?") on UDP port \(stream.port)")
-        return ["port": .integer(Int64(stream.port))]
+        say("stream \(name) from \(link.name): \(request.kind) \(request.codec) on UDP port \(stream.port)")
+        return .init(port: stream.port)
     }
 
     @discardableResult
-    private func stopStream(_ key: StreamKey) -> JSONValue {
-        guard let stream = streams.removeValue(forKey: key) else { return [:] }
+    private func stopStream(_ key: StreamKey) -> ReferenceRequest.StreamStop.Summary {
+        guard let stream = streams.removeValue(forKey: key) else { return .init(packets: 0, lost: 0, frames: 0) }
         let summary = stream.stop()
         say("stream \(key.name) ended: \(stream.packets) packets, \(stream.lost) lost, \(stream.frames) frames"
             + (stream.strangers > 0 ? ", \(stream.strangers) datagrams from other hosts dropped" : "")
@@ -461,15 +463,15 @@ actor Receiver {
         return summary
     }
 
-    private func sessionName(_ params: JSONObject) throws(ReferenceProtocolError) -> String {
-        guard let session = params["session"]?.stringValue, !session.isEmpty, session.utf8.count <= 64 else {
+    private func sessionName(_ session: String) throws(ReferenceProtocolError) -> String {
+        guard !session.isEmpty, session.utf8.count <= 64 else {
             throw ReferenceProtocolError(.badRequest, "\"session\" must be 1 to 64 bytes")
         }
         return session
     }
 
-    private func ownedSession(_ params: JSONObject, _ link: ControllerLink) throws(ReferenceProtocolError) -> String {
-        let session = try sessionName(params)
+    private func ownedSession(_ name: String, _ link: ControllerLink) throws(ReferenceProtocolError) -> String {
+        let session = try sessionName(name)
         guard let current, current.controller == link.controllerID, current.session == session else {
             throw ReferenceProtocolError(.noSuchSession, "\(link.name) has no session \(session) on \(configuration.name) (it ended, or another session replaced it)")
         }
@@ -478,17 +480,24 @@ actor Receiver {
 
     // MARK: State going out
 
-    private var volumeJSON: JSONValue { ["volume": .double(volume), "muted": .bool(muted)] }
+    private var currentVolume: ReferenceRequest.Volume { ReferenceRequest.Volume(volume: volume, muted: muted) }
+
+    /// Reads a request into its type; one that does not decode is a bad request naming the member.
+    private func read<Request: WireRequest>(_ type: Request.Type, _ params: JSONObject) throws(ReferenceProtocolError) -> Request {
+        do { return try Request.decode(params) } catch { throw ReferenceProtocolError(.badRequest, error.message) }
+    }
+
+    private func answer(_ value: some Encodable) -> JSONValue { WireEncoder.encode(value) }
 
     private func setVolume(_ level: Double, muted mute: Bool) {
         guard level != volume || mute != muted else { return }
         volume = level
         muted = mute
-        for link in links.values where link.authorized { link.connection?.post(ReferenceProtocol.Event.volumeChanged, volumeJSON.objectValue) }
+        for link in links.values where link.authorized { link.connection?.post(ReceiverEvent.VolumeChanged(currentVolume)) }
     }
 
-    private func notifyOwner(_ event: String, _ params: JSONObject, controller: String) {
-        for link in links.values where link.authorized && link.controllerID == controller { link.connection?.post(event, params) }
+    private func notifyOwner(_ event: some WireNotification, controller: String) {
+        for link in links.values where link.authorized && link.controllerID == controller { link.connection?.post(event) }
     }
 
     /// The player moved: tell the session's controller, and end the session when the media did.
@@ -497,13 +506,12 @@ actor Receiver {
         let state = player.state
         switch state.phase {
         case .ended, .failed:
-            var params: JSONObject = ["session": .string(current.session), "state": state.json]
-            if state.phase == .failed { params["error"] = ["code": 2011, "message": .string(player.failure ?? "playback failed")] }
-            notifyOwner(ReferenceProtocol.Event.playbackEnded, params, controller: current.controller)
+            let failure = state.phase == .failed ? ReceiverEvent.PlaybackEnded.Failure(code: 2011, message: player.failure ?? "playback failed") : nil
+            notifyOwner(ReceiverEvent.PlaybackEnded(session: current.session, state: state, error: failure), controller: current.controller)
             say(state.phase == .ended ? "\(current.session) reached the end" : "\(current.session) failed: \(player.failure ?? "?")")
             self.current = nil
         default:
-            notifyOwner(ReferenceProtocol.Event.playbackState, ["session": .string(current.session), "state": state.json], controller: current.controller)
+            notifyOwner(ReceiverEvent.PlaybackState(session: current.session, state: state), controller: current.controller)
         }
         rescheduleCadence()
     }

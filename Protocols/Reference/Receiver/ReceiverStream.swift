@@ -150,7 +150,7 @@ final class ReceiverStream: @unchecked Sendable {
     }
 
     /// Closes the port and the recording; returns what `stream.stop` reports.
-    func stop() -> JSONValue {
+    func stop() -> ReferenceRequest.StreamStop.Summary {
         if let jitterTimer { loop.cancelTimer(jitterTimer) }
         jitterTimer = nil
         strangers = receiver?.strangers ?? strangers
@@ -159,6 +159,6 @@ final class ReceiverStream: @unchecked Sendable {
         wav?.finish()
         wav = nil
         video = nil
-        return ["packets": .integer(Int64(packets)), "lost": .integer(Int64(lost)), "frames": .integer(Int64(frames))]
+        return .init(packets: packets, lost: lost, frames: frames)
     }
 }
