@@ -116,15 +116,39 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     }
 
     func decodeNil(forKey key: Key) throws -> Bool { (object[key.stringValue] ?? .null) == .null }
-    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try SingleValue(decoder: child(key)).decode(type) }
-    func decode(_ type: String.Type, forKey key: Key) throws -> String { try SingleValue(decoder: child(key)).decode(type) }
-    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try SingleValue(decoder: child(key)).decode(type) }
+
+    /// A member read in place: the coding path (an allocation per member) is built only for an error.
+    private func primitive<T>(_ key: Key, _ read: (JSONValue) -> T?, _ expected: String) throws -> T {
+        guard let value = object[key.stringValue] else { throw WireDecodingError(path: codingPath + [key], "missing") }
+        guard let result = read(value) else { throw WireDecodingError(path: codingPath + [key], "expected \(expected), got \(value.kindName)") }
+        return result
+    }
+
+    private func presentPrimitive<T>(_ key: Key, _ read: (JSONValue) -> T?, _ expected: String) throws -> T? {
+        guard let value = object[key.stringValue], value != .null else { return nil }
+        guard let result = read(value) else { throw WireDecodingError(path: codingPath + [key], "expected \(expected), got \(value.kindName)") }
+        return result
+    }
+    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try primitive(key, \.boolValue, "true or false") }
+    func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { try presentPrimitive(key, \.boolValue, "true or false") }
+    func decode(_ type: String.Type, forKey key: Key) throws -> String { try primitive(key, \.stringValue, "a string") }
+    func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? { try presentPrimitive(key, \.stringValue, "a string") }
+    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try primitive(key, \.doubleValue, "a number") }
+    func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? { try presentPrimitive(key, \.doubleValue, "a number") }
     func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try SingleValue(decoder: child(key)).decode(type) }
     func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try SingleValue(decoder: child(key)).decode(type) }
+    func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? {
+        guard let value = object[key.stringValue], value != .null else { return nil }
+        return try SingleValue(decoder: ValueDecoder(value: value, codingPath: codingPath + [key])).decode(type)
+    }
     func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try SingleValue(decoder: child(key)).decode(type) }
     func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try SingleValue(decoder: child(key)).decode(type) }
     func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try SingleValue(decoder: child(key)).decode(type) }
     func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try SingleValue(decoder: child(key)).decode(type) }
+    func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? {
+        guard let value = object[key.stringValue], value != .null else { return nil }
+        return try SingleValue(decoder: ValueDecoder(value: value, codingPath: codingPath + [key])).decode(type)
+    }
     func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try SingleValue(decoder: child(key)).decode(type) }
     func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try SingleValue(decoder: child(key)).decode(type) }
     func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try SingleValue(decoder: child(key)).decode(type) }

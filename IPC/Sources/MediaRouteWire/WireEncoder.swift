@@ -16,49 +16,41 @@ package enum WireEncoder {
     }
 }
 
-/// What one container (or single value) wrote; resolved into a `JSONValue` at the end.
+/// What one container (or single value) wrote; resolved into a `JSONValue` at the end. Members
+/// and elements live in arrays of their own (not in an enum payload) so that appending one never
+/// copies the others.
 private final class Node {
-    enum Content {
-        case empty
-        case value(JSONValue)
-        case object([(String, Node)])
-        case array([Node])
-    }
-    var content = Content.empty
+    enum Kind { case empty, value, object, array }
+    var kind = Kind.empty
+    var value = JSONValue.null
+    var members: [(key: String, node: Node)] = []
+    var elements: [Node] = []
 
     var json: JSONValue {
-        switch content {
+        switch kind {
         case .empty: .object([:])
-        case .value(let value): value
-        case .object(let members): .object(JSONObject(members.map { (key: $0.0, value: $0.1.json) }))
-        case .array(let elements): .array(elements.map(\.json))
+        case .value: value
+        case .object: .object(JSONObject(members.map { (key: $0.key, value: $0.node.json) }))
+        case .array: .array(elements.map(\.json))
         }
     }
 
+    /// A member's node; a key written twice keeps its last value, as coders do.
     func member(_ key: String) -> Node {
         let child = Node()
-        if case .object(var members) = content {
-            members.removeAll { $0.0 == key }
-            members.append((key, child))
-            content = .object(members)
-        } else {
-            content = .object([(key, child)])
-        }
+        if kind != .object { (kind, members) = (.object, []) }
+        if let index = members.firstIndex(where: { $0.key == key }) { members[index].node = child } else { members.append((key, child)) }
         return child
     }
 
     func element() -> Node {
         let child = Node()
-        if case .array(var elements) = content {
-            elements.append(child)
-            content = .array(elements)
-        } else {
-            content = .array([child])
-        }
+        if kind != .array { (kind, elements) = (.array, []) }
+        elements.append(child)
         return child
     }
 
-    func set(_ value: JSONValue) { content = .value(value) }
+    func set(_ value: JSONValue) { (kind, self.value) = (.value, value) }
 
     func encode(_ value: some Encodable, codingPath: [any CodingKey]) throws {
         switch value {
@@ -76,12 +68,12 @@ private struct NodeEncoder: Encoder {
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
-        if case .object = node.content {} else { node.content = .object([]) }
+        if node.kind != .object { (node.kind, node.members) = (.object, []) }
         return KeyedEncodingContainer(KeyedContainer<Key>(node: node, codingPath: codingPath))
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {
-        if case .array = node.content {} else { node.content = .array([]) }
+        if node.kind != .array { (node.kind, node.elements) = (.array, []) }
         return UnkeyedContainer(node: node, codingPath: codingPath)
     }
 
@@ -145,9 +137,7 @@ private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
 private struct UnkeyedContainer: UnkeyedEncodingContainer {
     let node: Node
     let codingPath: [any CodingKey]
-    var count: Int {
-        if case .array(let elements) = node.content { elements.count } else { 0 }
-    }
+    var count: Int { node.kind == .array ? node.elements.count : 0 }
 
     mutating func encodeNil() { node.element().set(.null) }
     mutating func encode(_ value: Bool) { var single = SingleValue(node: node.element(), codingPath: codingPath); single.encode(value) }
