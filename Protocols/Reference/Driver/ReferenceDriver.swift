@@ -226,15 +226,9 @@ final class ReferenceDriver: MediaDeviceExtension, RealtimeSampleHandling {
             FileHandle.standardError.write(Data("\(why)\n".utf8))
             links.removeValue(forKey: session.id)?.close()
             playbacks[session.id] = nil
-            // The system ends the route and pauses what played there. A receiver still announced
-            // (restarted, or taken by its own console) dropped the activation but is there to
-            // activate again; one no longer announced is gone.
-            if catalog.entry(link.device.id) != nil {
-                routingManager.deviceDeactivated(link.device, session: session, error: MediaDeviceError(.connectionFailed, why))
-            } else {
-                reported[link.device.id] = nil
-                routingManager.lostDevice(link.device)
-            }
+            if catalog.entry(link.device.id) == nil { reported[link.device.id] = nil }
+            // The system ends the route and pauses what played there.
+            routingManager.lostDevice(link.device)
         }
     }
 
