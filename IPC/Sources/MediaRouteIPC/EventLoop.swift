@@ -34,7 +34,11 @@ public final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable 
 
     // Loop-thread state: touched only from the loop's own thread, never by overlapping accesses,
     // so without the run-time exclusivity check (as `Connection`'s per-message state).
-    @exclusivity(unchecked) private var handlers: [Int32: any EventLoopIOHandler] = [:]
+    /// Handlers by descriptor: below `directDescriptors` in an array, which an event indexes
+    /// without hashing; any higher descriptor in a dictionary.
+    @exclusivity(unchecked) private var directHandlers: [(any EventLoopIOHandler)?] = []
+    @exclusivity(unchecked) private var otherHandlers: [Int32: any EventLoopIOHandler] = [:]
+    private static let directDescriptors: Int32 = 1 << 16
     @exclusivity(unchecked) private var timers = Heap<TimerEntry>()
     @exclusivity(unchecked) private var timerActions: [UInt64: () -> Void] = [:]
     @exclusivity(unchecked) private var nextTimerID: UInt64 = 1
@@ -126,7 +130,7 @@ public final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable 
     public func register(fd: Int32, events: UInt32, handler: any EventLoopIOHandler) throws(IPCSystemError) {
         checkIsolated()
         guard clh_epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, events) == 0 else { throw IPCSystemError("epoll_ctl(ADD)") }
-        handlers[fd] = handler
+        setHandler(handler, for: fd)
     }
 
     public func setEvents(fd: Int32, events: UInt32) {
@@ -137,7 +141,13 @@ public final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable 
     public func deregister(fd: Int32) {
         checkIsolated()
         _ = clh_epoll_ctl(epollFD, EPOLL_CTL_DEL, fd, 0)
-        handlers[fd] = nil
+        setHandler(nil, for: fd)
+    }
+
+    private func setHandler(_ handler: (any EventLoopIOHandler)?, for fd: Int32) {
+        guard fd >= 0, fd < Self.directDescriptors else { return otherHandlers[fd] = handler }
+        if handler != nil, Int(fd) >= directHandlers.count { directHandlers.append(contentsOf: repeatElement(nil, count: Int(fd) + 1 - directHandlers.count)) }
+        if Int(fd) < directHandlers.count { directHandlers[Int(fd)] = handler }
     }
 
     /// Runs `action` on the loop thread once `delay` has passed, unless cancelled first.
@@ -194,13 +204,16 @@ public final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable 
                         var value: UInt64 = 0
                         _ = Glibc.read(wakeFD, &value, 8)
                     } else {
-                        handlers[fd]?.handleIOEvents(readyEvents[i])
+                        // A copy: a handler that closes deregisters itself, and must live until it returns.
+                        let handler = fd >= 0 && Int(fd) < directHandlers.count ? directHandlers[Int(fd)] : otherHandlers[fd]
+                        handler?.handleIOEvents(readyEvents[i])
                     }
                 }
             }
             runDueTimers()
         }
-        handlers.removeAll()
+        directHandlers.removeAll()
+        otherHandlers.removeAll()
         timerActions.removeAll()
         close(epollFD)
         close(wakeFD)
@@ -222,7 +235,7 @@ public final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable 
     private func runFlushes() {
         while !flushables.isEmpty {
             swap(&flushables, &flushing)  // both keep their storage: no allocation per iteration
-            for flushable in flushing { flushable.flushBeforeSleep() }
+            for i in flushing.indices { flushing[i].flushBeforeSleep() }
             flushing.removeAll(keepingCapacity: true)
         }
     }

@@ -1,37 +1,3 @@
-/// Why a frame body is not acceptable JSON, with the byte offset where reading stopped.
-public struct JSONSyntaxError: Error, Sendable, Equatable, CustomStringConvertible {
-    public enum Kind: Sendable, Equatable {
-        /// The bytes are not UTF-8; IPC frames must be UTF-8 before they can be JSON.
-        case invalidUTF8
-        case unexpectedEnd
-        case unexpectedByte(UInt8)
-        case invalidNumber
-        case invalidEscape
-        case controlCharacterInString
-        case duplicateKey(String)
-        case nestingTooDeep(limit: Int)
-        case trailingData
-    }
-
-    public let kind: Kind
-    public let offset: Int
-
-    public var description: String {
-        switch kind {
-        case .invalidUTF8: "the frame is not valid UTF-8 (first bad byte at offset \(offset))"
-        case .unexpectedEnd: "the JSON text ends too early (at offset \(offset))"
-        case .unexpectedByte(let b):
-            "unexpected \(b >= 0x20 && b < 0x7f ? "'\(Character(Unicode.Scalar(b)))'" : "byte 0x\(String(b, radix: 16))") at offset \(offset)"
-        case .invalidNumber: "malformed number at offset \(offset)"
-        case .invalidEscape: "malformed escape sequence in a string at offset \(offset)"
-        case .controlCharacterInString: "unescaped control character in a string at offset \(offset)"
-        case .duplicateKey(let key): "duplicate object key \"\(key)\" at offset \(offset)"
-        case .nestingTooDeep(let limit): "JSON nested deeper than \(limit) levels at offset \(offset)"
-        case .trailingData: "extra data after the JSON value at offset \(offset)"
-        }
-    }
-}
-
 /// A strict RFC 8259 reader: one value, UTF-8 only, no duplicate keys, bounded nesting.
 ///
 /// Hand-written rather than Foundation's because IPC needs member order preserved, exact
@@ -61,8 +27,9 @@ public struct JSONReader {
         return try Array(bytes).withUnsafeBufferPointer { buffer throws(E) in try body(buffer) }
     }
 
-    private let bytes: UnsafeBufferPointer<UInt8>
-    private var index = 0
+    // Internal, not private: the string reading is in JSONReader+Strings.swift.
+    let bytes: UnsafeBufferPointer<UInt8>
+    var index = 0
 
     /// A reader at the first value of `bytes`, which must be UTF-8 throughout.
     init(validating bytes: UnsafeBufferPointer<UInt8>) throws(JSONSyntaxError) {
@@ -77,10 +44,19 @@ public struct JSONReader {
         if index != bytes.count { throw error(.trailingData) }
     }
 
+    /// Consumes `literal` if the text continues with exactly its bytes.
+    mutating func skip(_ literal: StaticString) -> Bool {
+        let count = literal.utf8CodeUnitCount, start = literal.utf8Start
+        guard index + count <= bytes.count else { return false }
+        for i in 0..<count where bytes[index + i] != start[i] { return false }
+        index += count
+        return true
+    }
+
     /// The next byte, if any, without consuming it.
     var next: UInt8? { index < bytes.count ? bytes[index] : nil }
 
-    private func error(_ kind: JSONSyntaxError.Kind) -> JSONSyntaxError {
+    func error(_ kind: JSONSyntaxError.Kind) -> JSONSyntaxError {
         JSONSyntaxError(kind: kind, offset: index)
     }
 
@@ -126,7 +102,8 @@ public struct JSONReader {
     private mutating func readObject(depth: Int) throws(JSONSyntaxError) -> JSONValue {
         var members: [(key: String, value: JSONValue)] = []
         var seen: Set<String>? = nil  // only built for large objects; small ones scan
-        try readMembers(depth: depth) { reader, key, keyOffset throws(JSONSyntaxError) in
+        try readMemberKeys(depth: depth) { reader, key, keyOffset throws(JSONSyntaxError) in
+            let key = key.string
             if members.isEmpty {
                 members.reserveCapacity(8)  // one allocation for the objects IPC sends, not three
             } else if members.count >= 16 {
@@ -143,6 +120,11 @@ public struct JSONReader {
     /// Reads an object from its `{` to its `}`, handing each key to `member`, which must read the
     /// value (or throw, given the key's offset, to refuse the key).
     mutating func readMembers(depth: Int, _ member: (inout JSONReader, _ key: String, _ keyOffset: Int) throws(JSONSyntaxError) -> Void) throws(JSONSyntaxError) {
+        try readMemberKeys(depth: depth) { reader, key, keyOffset throws(JSONSyntaxError) in try member(&reader, key.string, keyOffset) }
+    }
+
+    /// `readMembers`, with each key as it was read.
+    mutating func readMemberKeys(depth: Int, _ member: (inout JSONReader, _ key: Key, _ keyOffset: Int) throws(JSONSyntaxError) -> Void) throws(JSONSyntaxError) {
         if depth > Self.maximumDepth { throw error(.nestingTooDeep(limit: Self.maximumDepth)) }
         index += 1
         skipWhitespace()
@@ -154,7 +136,7 @@ public struct JSONReader {
             skipWhitespace()
             guard try peek() == UInt8(ascii: "\"") else { throw error(.unexpectedByte(bytes[index])) }
             let keyOffset = index
-            let key = try readString()
+            let key = try readKey()
             skipWhitespace()
             guard try peek() == UInt8(ascii: ":") else { throw error(.unexpectedByte(bytes[index])) }
             index += 1
@@ -194,124 +176,45 @@ public struct JSONReader {
         }
     }
 
-    private mutating func readString() throws(JSONSyntaxError) -> String {
-        index += 1  // opening quote
-        let start = index
-        // Fast path: no escapes, which is nearly every string on the wire.
-        while index < bytes.count {
-            let b = bytes[index]
-            if b == UInt8(ascii: "\"") {
-                let s = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
-                index += 1
-                return s
-            }
-            if b == UInt8(ascii: "\\") { break }
-            if b < 0x20 { throw error(.controlCharacterInString) }
-            index += 1
-        }
-        guard index < bytes.count else { throw error(.unexpectedEnd) }
-        var utf8 = Array(UnsafeBufferPointer(rebasing: bytes[start..<index]))
-        while true {
-            guard index < bytes.count else { throw error(.unexpectedEnd) }
-            let b = bytes[index]
-            switch b {
-            case UInt8(ascii: "\""):
-                index += 1
-                return String(decoding: utf8, as: UTF8.self)
-            case UInt8(ascii: "\\"):
-                index += 1
-                guard index < bytes.count else { throw error(.unexpectedEnd) }
-                let e = bytes[index]
-                index += 1
-                switch e {
-                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): utf8.append(e)
-                case UInt8(ascii: "b"): utf8.append(0x08)
-                case UInt8(ascii: "f"): utf8.append(0x0C)
-                case UInt8(ascii: "n"): utf8.append(0x0A)
-                case UInt8(ascii: "r"): utf8.append(0x0D)
-                case UInt8(ascii: "t"): utf8.append(0x09)
-                case UInt8(ascii: "u"): utf8.append(contentsOf: try readUnicodeEscape())
-                default:
-                    index -= 2
-                    throw error(.invalidEscape)
-                }
-            case 0..<0x20: throw error(.controlCharacterInString)
-            default:
-                utf8.append(b)
-                index += 1
-            }
-        }
-    }
-
-    /// Reads the hex digits after `\u` (and a following `\uDCxx` for a surrogate pair).
-    private mutating func readUnicodeEscape() throws(JSONSyntaxError) -> String.UTF8View {
-        let escapeStart = index - 2
-        let high = try readHex4()
-        var scalarValue = UInt32(high)
-        if (0xD800..<0xDC00).contains(high) {
-            guard index + 6 <= bytes.count, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u")
-            else { throw JSONSyntaxError(kind: .invalidEscape, offset: escapeStart) }
-            index += 2
-            let low = try readHex4()
-            guard (0xDC00..<0xE000).contains(low) else { throw JSONSyntaxError(kind: .invalidEscape, offset: escapeStart) }
-            scalarValue = 0x10000 + ((UInt32(high) - 0xD800) << 10) + (UInt32(low) - 0xDC00)
-        } else if (0xDC00..<0xE000).contains(high) {
-            throw JSONSyntaxError(kind: .invalidEscape, offset: escapeStart)
-        }
-        guard let scalar = Unicode.Scalar(scalarValue) else { throw JSONSyntaxError(kind: .invalidEscape, offset: escapeStart) }
-        return String(Character(scalar)).utf8
-    }
-
-    private mutating func readHex4() throws(JSONSyntaxError) -> UInt16 {
-        guard index + 4 <= bytes.count else { throw error(.unexpectedEnd) }
-        var value: UInt16 = 0
-        for _ in 0..<4 {
-            let b = bytes[index]
-            let digit: UInt8
-            switch b {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = b - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = b - UInt8(ascii: "a") + 10
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = b - UInt8(ascii: "A") + 10
-            default: throw error(.invalidEscape)
-            }
-            value = value << 4 | UInt16(digit)
-            index += 1
-        }
-        return value
-    }
-
     private mutating func readNumber() throws(JSONSyntaxError) -> JSONValue {
-        let start = index
+        // Scanned with a local index, stored back before every return and throw (errors name it).
+        let start = index, count = bytes.count
+        var i = index
         var negative = false
-        if bytes[index] == UInt8(ascii: "-") {
+        if bytes[i] == UInt8(ascii: "-") {
             negative = true
-            index += 1
+            i += 1
         }
-        let integerStart = index
-        guard index < bytes.count, isDigit(bytes[index]) else { throw error(.invalidNumber) }
-        if bytes[index] == UInt8(ascii: "0") {
-            index += 1
-            if index < bytes.count, isDigit(bytes[index]) { throw error(.invalidNumber) }  // no leading zeros
+        let integerStart = i
+        guard i < count, isDigit(bytes[i]) else { index = i; throw error(.invalidNumber) }
+        var magnitude: Int64 = 0
+        if bytes[i] == UInt8(ascii: "0") {
+            i += 1
+            if i < count, isDigit(bytes[i]) { index = i; throw error(.invalidNumber) }  // no leading zeros
         } else {
-            while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+            // Accumulated while scanning; only the first 18 digits are used (no overflow), and only
+            // when there are no more.
+            while i < count, isDigit(bytes[i]) {
+                if i - integerStart < 18 { magnitude = magnitude &* 10 &+ Int64(bytes[i] &- UInt8(ascii: "0")) }
+                i += 1
+            }
         }
         var isInteger = true
-        if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+        if i < count, bytes[i] == UInt8(ascii: ".") {
             isInteger = false
-            index += 1
-            guard index < bytes.count, isDigit(bytes[index]) else { throw error(.invalidNumber) }
-            while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+            i += 1
+            guard i < count, isDigit(bytes[i]) else { index = i; throw error(.invalidNumber) }
+            while i < count, isDigit(bytes[i]) { i += 1 }
         }
-        if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+        if i < count, bytes[i] == UInt8(ascii: "e") || bytes[i] == UInt8(ascii: "E") {
             isInteger = false
-            index += 1
-            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
-            guard index < bytes.count, isDigit(bytes[index]) else { throw error(.invalidNumber) }
-            while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+            i += 1
+            if i < count, bytes[i] == UInt8(ascii: "+") || bytes[i] == UInt8(ascii: "-") { i += 1 }
+            guard i < count, isDigit(bytes[i]) else { index = i; throw error(.invalidNumber) }
+            while i < count, isDigit(bytes[i]) { i += 1 }
         }
+        index = i
         if isInteger, index - integerStart <= 18 {
-            var magnitude: Int64 = 0
-            for i in integerStart..<index { magnitude = magnitude * 10 + Int64(bytes[i] - UInt8(ascii: "0")) }
             return .integer(negative ? -magnitude : magnitude)
         }
         let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)

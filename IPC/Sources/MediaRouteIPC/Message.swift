@@ -55,7 +55,7 @@ extension Message {
     /// The same, for bytes already in memory.
     public static func decode(_ body: UnsafeBufferPointer<UInt8>) throws -> Message {
         // A message object is read straight into its fields; anything else is read whole, to say what it is.
-        if let envelope = try MessageEnvelope(parsing: body) { return try envelope.message() }
+        if let message = try MessageEnvelope.message(parsing: body) { return message }
         return try decode(json: JSONReader.parse(body))
     }
 
@@ -75,23 +75,29 @@ extension Message {
     }
 
     /// Appends the canonical encoding: `jsonrpc`, `id`, `method`, `params`/`result`/`error`, `fds`.
-    public func encode(into out: inout [UInt8]) {
-        out.append(contentsOf: #"{"jsonrpc":"2.0""#.utf8)
+    public func encode(into out: inout [UInt8]) { encode(to: &out) }
+
+    func encode(to out: inout some JSONOutput) {
+        JSONWriter.emitLiteral(#"{"jsonrpc":"2.0""#, to: &out)
         func writeID(_ id: RequestID?) {
-            out.append(contentsOf: #","id":"#.utf8)
-            if let id { JSONWriter.write(id.json, into: &out) } else { out.append(contentsOf: "null".utf8) }
+            JSONWriter.emitLiteral(#","id":"#, to: &out)
+            switch id {
+            case .number(let n)?: JSONWriter.emitInteger(n, to: &out)
+            case .string(let s)?: JSONWriter.emitString(s, to: &out)
+            case nil: JSONWriter.emitLiteral("null", to: &out)
+            }
         }
         func writeFDs(_ n: Int) {
             guard n > 0 else { return }
-            out.append(contentsOf: #","fds":"#.utf8)
-            JSONWriter.writeInteger(Int64(n), into: &out)
+            JSONWriter.emitLiteral(#","fds":"#, to: &out)
+            JSONWriter.emitInteger(Int64(n), to: &out)
         }
         func writeCall(_ method: String, _ params: JSONObject?) {
-            out.append(contentsOf: #","method":"#.utf8)
-            JSONWriter.writeString(method, into: &out)
+            JSONWriter.emitLiteral(#","method":"#, to: &out)
+            JSONWriter.emitString(method, to: &out)
             if let params {
-                out.append(contentsOf: #","params":"#.utf8)
-                JSONWriter.writeObject(params, into: &out)
+                JSONWriter.emitLiteral(#","params":"#, to: &out)
+                JSONWriter.emitObject(params, to: &out)
             }
         }
         switch self {
@@ -104,14 +110,14 @@ extension Message {
             writeFDs(n)
         case .response(let id, let result, let n):
             writeID(id)
-            out.append(contentsOf: #","result":"#.utf8)
-            JSONWriter.write(result, into: &out)
+            JSONWriter.emitLiteral(#","result":"#, to: &out)
+            JSONWriter.emit(result, to: &out)
             writeFDs(n)
         case .errorResponse(let id, let error):
             writeID(id)
-            out.append(contentsOf: #","error":"#.utf8)
-            JSONWriter.write(error.json, into: &out)
+            JSONWriter.emitLiteral(#","error":"#, to: &out)
+            JSONWriter.emit(error.json, to: &out)
         }
-        out.append(UInt8(ascii: "}"))
+        out.write(UInt8(ascii: "}"))
     }
 }

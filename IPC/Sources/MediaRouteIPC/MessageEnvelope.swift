@@ -17,20 +17,41 @@ struct MessageEnvelope {
         }
     }
 
-    /// Reads a frame body that holds a JSON object; nil if it holds another kind of value.
-    init?(parsing buffer: UnsafeBufferPointer<UInt8>) throws(JSONSyntaxError) {
+    private init() {}
+
+    /// The message a frame body holds, read straight into an envelope that is never copied; nil
+    /// if the body holds a JSON value other than an object.
+    static func message(parsing buffer: UnsafeBufferPointer<UInt8>) throws -> Message? {
+        var envelope = MessageEnvelope()
+        guard try envelope.read(buffer) else { return nil }
+        return try envelope.message()
+    }
+
+    /// Reads a frame body that holds a JSON object; false if it holds another kind of value.
+    private mutating func read(_ buffer: UnsafeBufferPointer<UInt8>) throws(JSONSyntaxError) -> Bool {
         var reader = try JSONReader(validating: buffer)
-        guard reader.next == UInt8(ascii: "{") else { return nil }
+        guard reader.next == UInt8(ascii: "{") else { return false }
         var unknownKeys: Set<String> = []
-        try reader.readMembers(depth: 1) { reader, key, keyOffset throws(JSONSyntaxError) in
-            let field = Field(key)
-            let isNew = if let field { !has(field) } else { unknownKeys.insert(key).inserted }
-            guard isNew else { throw JSONSyntaxError(kind: .duplicateKey(key), offset: keyOffset) }
+        // Keys are matched on their bytes: the envelope's own keys never become strings.
+        try reader.readMemberKeys(depth: 1) { reader, key, keyOffset throws(JSONSyntaxError) in
+            let field = switch key {
+            case .plain(let bytes): Field(bytes)
+            case .unescaped(let string): Field(string)
+            }
+            let isNew = if let field { !has(field) } else { unknownKeys.insert(key.string).inserted }
+            guard isNew else { throw JSONSyntaxError(kind: .duplicateKey(key.string), offset: keyOffset) }
+            if field == .jsonrpc, reader.skip(#""2.0""#) {
+                jsonrpc = Self.version  // what every message says, taken without reading a string
+                return
+            }
             let value = try reader.readValue(depth: 1)
             if let field { set(field, value) }
         }
         try reader.expectEnd()
+        return true
     }
+
+    private static let version = JSONValue.string("2.0")
 
     private enum Field {
         case jsonrpc, id, method, params, result, error, fds
@@ -48,6 +69,25 @@ struct MessageEnvelope {
             default: return nil
             }
         }
+
+        /// The same, from a key's bytes as they stand in the frame.
+        init?(_ key: UnsafeBufferPointer<UInt8>) {
+            func `is`(_ name: StaticString) -> Bool {
+                let start = name.utf8Start
+                for i in 0..<key.count where key[i] != start[i] { return false }
+                return true
+            }
+            switch key.count {
+            case 2 where `is`("id"): self = .id
+            case 3 where `is`("fds"): self = .fds
+            case 5 where `is`("error"): self = .error
+            case 6 where `is`("method"): self = .method
+            case 6 where `is`("params"): self = .params
+            case 6 where `is`("result"): self = .result
+            case 7 where `is`("jsonrpc"): self = .jsonrpc
+            default: return nil
+            }
+        }
     }
 
     private func has(_ field: Field) -> Bool {
@@ -62,7 +102,7 @@ struct MessageEnvelope {
         }
     }
 
-    private mutating func set(_ field: Field, _ value: JSONValue) {
+    private mutating func set(_ field: Field, _ value: consuming JSONValue) {
         switch field {
         case .jsonrpc: jsonrpc = value
         case .id: id = value
@@ -75,7 +115,7 @@ struct MessageEnvelope {
     }
 
     /// The message these members make, or why they make none.
-    func message() throws(MessageShapeError) -> Message {
+    consuming func message() throws(MessageShapeError) -> Message {
         // The id is read first so that every later complaint can be addressed to it.
         var requestID: RequestID? = nil
         var idError: String? = nil
