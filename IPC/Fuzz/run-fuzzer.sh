@@ -16,7 +16,7 @@ perl -ne 'if (/^== (\S+)/) { close F if $n; $n = $1; open F, ">", "'"$out"'/corp
 
 src=$root/IPC/Sources/MediaRouteIPC
 swiftc -sanitize=fuzzer,address -parse-as-library -O -use-ld=lld \
-  "$here/FuzzDecoders.swift" "$src"/{JSONValue,JSONReader,JSONWriter,FrameDecoder,FrameError,Message,MessageEnvelope,RPCError}.swift \
+  "$here/FuzzDecoders.swift" "$src"/{JSONValue,JSONReader,JSONReader+Strings,JSONSyntaxError,JSONWriter,JSONOutput,OutgoingBytes,FrameDecoder,FrameError,Message,MessageEnvelope,RPCError}.swift \
   -o "$out/fuzz-decoders"
 
 args=(-timeout=5 -rss_limit_mb=2048 -artifact_prefix="$out/" -print_final_stats=1)
