@@ -18,6 +18,8 @@ let package = Package(
         .executable(name: "mediaroute-player", targets: ["mediaroute-player"]),
         .executable(name: "mediaroute-receiver", targets: ["mediaroute-receiver"]),
         .executable(name: "mediaroute-reference-driver", targets: ["mediaroute-reference-driver"]),
+        .executable(name: "mediaroute-bluetooth-driver", targets: ["mediaroute-bluetooth-driver"]),
+        .library(name: "DBus", targets: ["DBus"]),
         .executable(name: "mediaroute-demo", targets: ["mediaroute-demo"]),
         .executable(name: "mediaroute-bench", targets: ["mediaroute-bench"]),
     ],
@@ -36,6 +38,8 @@ let package = Package(
         systemLibrary("CBlueZ", pkgConfig: "bluez", apt: ["libbluetooth-dev"]),
         systemLibrary("COpus", pkgConfig: "opus", apt: ["libopus-dev"]),
         systemLibrary("CX264", pkgConfig: "x264", apt: ["libx264-dev"]),
+        systemLibrary("CSBC", pkgConfig: "sbc", apt: ["libsbc-dev"]),
+        systemLibrary("CSoxr", pkgConfig: "soxr", apt: ["libsoxr-dev"]),
 
         // The wire protocol: framing, JSON-RPC messages, handshake, fd passing, event loop.
         .target(
@@ -58,8 +62,16 @@ let package = Package(
         // on a machine without Avahi, and for the tests: started and stopped by PID.
         .target(name: "PrivateDaemons", dependencies: ["MediaRouteIPC", "CLinuxHelpers"]),
 
-        // Opus and H.264, wrapped once for every driver and receiver that codes media.
-        .target(name: "MediaCodecs", dependencies: ["COpus", "CX264", "RTP"]),
+        // Opus, H.264, SBC and resampling, wrapped once for every driver and receiver that codes media.
+        .target(name: "MediaCodecs", dependencies: ["COpus", "CX264", "CSBC", "CSoxr", "RTP"]),
+
+        // D-Bus over libdbus, on our event loop: calls, signals, exported objects. BlueZ, MPRIS and
+        // NowPlaying go through it.
+        .target(name: "DBus", dependencies: ["CDBus", "MediaRouteIPC"]),
+
+        // What every driver of sample-only devices (Bluetooth, AirPlay 1) shares: PCM pulled from an
+        // app's sample ring or from a URL played here, in the device's format.
+        .target(name: "PCMPlayback", dependencies: ["MediaDevice", "MediaCodecs", "MediaRouteIPC", "CLinuxHelpers"]),
 
         // RTP (RFC 3550) with the Opus (RFC 7587) and H.264 (RFC 6184) payload formats.
         .target(name: "RTP"),
@@ -105,6 +117,14 @@ let package = Package(
             path: "Protocols/Reference/Driver"
         ),
 
+        // Bluetooth: A2DP media packets (SBC) on a BlueZ transport, and the driver on BlueZ's D-Bus API.
+        .target(name: "A2DP", dependencies: ["PCMPlayback", "MediaCodecs", "MediaRouteIPC"], path: "Protocols/Bluetooth/A2DP"),
+        .executableTarget(
+            name: "mediaroute-bluetooth-driver",
+            dependencies: ["A2DP", "DBus", "PCMPlayback", "MediaDevice", "MediaRouteIPC", "CLinuxHelpers"],
+            path: "Protocols/Bluetooth/Driver"
+        ),
+
         // The example app: plays on a route through AVSystemRouting alone.
         .executableTarget(
             name: "mediaroute-player",
@@ -118,12 +138,12 @@ let package = Package(
         ),
 
         // Benchmarks: each compares against a raw C baseline measured in the same run.
-        .target(name: "CBenchBaseline", dependencies: ["COpus"]),
+        .target(name: "CBenchBaseline", dependencies: ["COpus", "CSBC"]),
         .executableTarget(name: "mediaroute-bench-peer"),
         .executableTarget(
             name: "mediaroute-bench",
             dependencies: [
-                "MediaRouteIPC", "MediaRouteWire", "CBenchBaseline", "CLinuxHelpers", "MediaRouteSupervisor", "MediaDevice", "PrivateDaemons", "ReferenceProtocol", "MediaCodecs",
+                "MediaRouteIPC", "MediaRouteWire", "CBenchBaseline", "A2DP", "PCMPlayback", "DBus", "CLinuxHelpers", "MediaRouteSupervisor", "MediaDevice", "PrivateDaemons", "ReferenceProtocol", "MediaCodecs",
                 "AVSystemRouting",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -149,6 +169,11 @@ let package = Package(
         .testTarget(name: "CAvahiTests", dependencies: ["CAvahi", "PrivateDaemons"]),
         .testTarget(name: "CDBusTests", dependencies: ["CDBus", "PrivateDaemons"]),
         .testTarget(name: "CBlueZTests", dependencies: ["CBlueZ"]),
+        .testTarget(name: "DBusTests", dependencies: ["DBus", "MediaRouteIPC", "PrivateDaemons"]),
+        .testTarget(name: "PCMPlaybackTests", dependencies: ["PCMPlayback", "A2DP", "MediaCodecs", "MediaRouteIPC", "PrivateDaemons"]),
+        .testTarget(name: "BluetoothTests",
+                    dependencies: ["DBus", "A2DP", "MediaCodecs", "AVSystemRouting", "MediaRouteSupervisor", "MediaDevice", "MediaRouteIPC", "PrivateDaemons",
+                                   "TestSupport", "mediaroute-bluetooth-driver", "mediarouted", "mediaroute"]),
         .testTarget(name: "COpusTests", dependencies: ["COpus", "MediaRouteIPC"]),
         .testTarget(name: "CX264Tests", dependencies: ["CX264"]),
     ],

@@ -1,0 +1,1 @@
+// Placeholder: the A2DP sender lands here.

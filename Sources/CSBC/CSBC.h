@@ -1,0 +1,1 @@
+#include <sbc/sbc.h>

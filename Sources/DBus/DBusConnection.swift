@@ -1,0 +1,1 @@
+// Placeholder: the D-Bus library lands here.
