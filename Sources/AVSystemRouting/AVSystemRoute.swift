@@ -38,6 +38,7 @@ public final class AVSystemRoute: Sendable, Hashable, CustomStringConvertible {
         var sessions: [AVSystemRouteSession] = []
     }
     private let state: Mutex<State>
+    private let commandWatchers = Mutex<[UUID: AsyncStream<MediaRemoteCommand>.Continuation]>([:])
     let daemon: DaemonConnection
     let registry: MediaSessionRegistry
 
@@ -127,9 +128,27 @@ public final class AVSystemRoute: Sendable, Hashable, CustomStringConvertible {
             return state.sessions
         }
         routeDataChannel.close(error)
+        for watcher in commandWatchers.withLock({ $0.values }) { watcher.finish() }
         for session in sessions {
             if let media = session.mediaSession { await media.end(final: nil, error: error) }
         }
+    }
+
+    /// The device's own buttons (a headphone's play/pause, a car's next), while this app's sample
+    /// streams play on the route: act on them as on any remote control event. A URL session the
+    /// device plays is controlled by the system instead; its state changes reach the session.
+    /// The stream finishes when the route ends.
+    public func remoteCommands() -> AsyncStream<MediaRemoteCommand> {
+        let (stream, continuation) = AsyncStream<MediaRemoteCommand>.makeStream()
+        let id = UUID()
+        commandWatchers.withLock { $0[id] = continuation }
+        continuation.onTermination = { [weak self] _ in self?.commandWatchers.withLock { _ = $0.removeValue(forKey: id) } }
+        if !isActive { continuation.finish() }
+        return stream
+    }
+
+    func deliver(_ command: MediaRemoteCommand) {
+        for watcher in commandWatchers.withLock({ $0.values }) { watcher.yield(command) }
     }
 
     static func symbolName(for type: MediaOutputDevice.DeviceType) -> String {
@@ -137,7 +156,7 @@ public final class AVSystemRoute: Sendable, Hashable, CustomStringConvertible {
         case .tv: "video-display"
         case .speaker, .bluetoothSpeaker: "audio-speakers"
         case .headphones: "audio-headphones"
-        case .receiver: "audio-card"
+        case .receiver, .car: "audio-card"
         case .setTopBox: "multimedia-player"
         case .computer: "computer"
         case .unknown: "network-wireless"

@@ -26,6 +26,7 @@ public struct AVSystemRoutePort: RawRepresentable, Sendable, Hashable, CustomStr
     public static let speaker = AVSystemRoutePort(rawValue: "speaker")
     public static let headphones = AVSystemRoutePort(rawValue: "headphones")
     public static let bluetoothA2DP = AVSystemRoutePort(rawValue: "bluetoothA2DP")
+    public static let carAudio = AVSystemRoutePort(rawValue: "carAudio")
     public static let receiver = AVSystemRoutePort(rawValue: "receiver")
     public static let setTopBox = AVSystemRoutePort(rawValue: "setTopBox")
     public static let computer = AVSystemRoutePort(rawValue: "computer")
@@ -37,6 +38,7 @@ public struct AVSystemRoutePort: RawRepresentable, Sendable, Hashable, CustomStr
         case .speaker: self = .speaker
         case .headphones: self = .headphones
         case .bluetoothSpeaker: self = .bluetoothA2DP
+        case .car: self = .carAudio
         case .receiver: self = .receiver
         case .setTopBox: self = .setTopBox
         case .computer: self = .computer

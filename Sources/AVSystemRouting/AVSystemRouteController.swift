@@ -180,6 +180,8 @@ public final class AVSystemRouteController: Sendable {
             } else if let route = activeRoutes.first(where: { $0.identifier == message.route }) {
                 await MainActor.run { route.routeDataChannel.deliver(data) }
             }
+        case .remoteCommand(let message):
+            activeRoutes.first { $0.identifier == message.route }?.deliver(message.command)
         case .undecodable(let error):
             problems.report("ignored a notification that does not decode: \(error.message)")
         }

@@ -12,6 +12,7 @@ enum DaemonEvent: Sendable {
     case sessionState(ToApp.SessionState)
     case sessionEnded(ToApp.SessionEnded)
     case dataReceived(ToApp.DataReceived)
+    case remoteCommand(ToApp.RemoteCommand)
     case streamEnded(Streams.Ended)
     case undecodable(RPCError)
 
@@ -26,6 +27,7 @@ enum DaemonEvent: Sendable {
         handlers.on(ToApp.SessionState.self, invalid: invalid) { deliver(.sessionState($0)) }
         handlers.on(ToApp.SessionEnded.self, invalid: invalid) { deliver(.sessionEnded($0)) }
         handlers.on(ToApp.DataReceived.self, invalid: invalid) { deliver(.dataReceived($0)) }
+        handlers.on(ToApp.RemoteCommand.self, invalid: invalid) { deliver(.remoteCommand($0)) }
         handlers.on(Streams.Ended.self, invalid: invalid) { deliver(.streamEnded($0)) }
         return handlers
     }

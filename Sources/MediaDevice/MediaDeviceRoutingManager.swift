@@ -100,6 +100,12 @@ public final class MediaDeviceRoutingManager: Sendable {
         post(FromDriver.DataToApplication(session: session.id, application: applicationIdentifier, data: Base64Payload(data)))
     }
 
+    /// A button on the device (play, pause, next, ...) while an app's sample streams play there:
+    /// the app hears it and acts (a URL session the driver plays itself is the driver's to control).
+    public func remoteCommand(_ command: MediaRemoteCommand, session: MediaOutputSession) {
+        post(FromDriver.RemoteCommand(session: session.id, command: command))
+    }
+
     // MARK: Plumbing
 
     /// Posting happens under the lock, so reports from different threads keep one order, and none

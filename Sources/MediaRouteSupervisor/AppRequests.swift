@@ -57,6 +57,8 @@ enum AppRequests {
                 connection.post(ToApp.SessionState(session: session, state: state))
             case .sessionEnded(let session, let owner, let state, let error) where owner == app.id:
                 connection.post(ToApp.SessionEnded(session: session, state: state, error: error))
+            case .remoteCommand(let route, let command, let streamOwners) where streamOwners.contains(client):
+                connection.post(ToApp.RemoteCommand(route: route, command: command))
             case .data(let route, let session, let protocolID, let application, let sessionOwner, let data):
                 if sessionOwner == app.id {
                     connection.post(ToApp.DataReceived(route: route, session: session, application: application, data: data))

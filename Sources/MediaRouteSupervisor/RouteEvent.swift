@@ -17,5 +17,7 @@ enum RouteEvent: Sendable {
     case streamEnded(stream: String, owner: ClientID, error: MediaDeviceError)
     /// Data from the device's `application` on `session`: for the session's app when `sessionOwner`
     /// is set, else for the route-level channel (of `route`) of the app whose identifier is `application`.
+    /// A button on the device of `route`, for the clients whose sample streams play there.
+    case remoteCommand(route: String, command: MediaRemoteCommand, streamOwners: Set<ClientID>)
     case data(route: String, session: String, protocolID: String, application: String, sessionOwner: ClientID?, data: Base64Payload)
 }

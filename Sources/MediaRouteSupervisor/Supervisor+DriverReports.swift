@@ -73,6 +73,12 @@ extension Supervisor {
         on(FromDriver.DataToApplication.self) { supervisor, report, record throws(RPCError) in
             try supervisor.dataFromDevice(report, record: record)
         }
+        on(FromDriver.RemoteCommand.self) { supervisor, report, record in
+            // A route that just ended is dropped quietly, as data is: the driver may not know yet.
+            guard let route = supervisor.routes[report.session], route.record === record else { return }
+            supervisor.publish(.remoteCommand(route: route.parent ?? route.session.id, command: report.command,
+                                              streamOwners: Set(route.streams.values.map(\.owner))))
+        }
         on(FromDriver.StreamFailed.self) { supervisor, report, record in supervisor.streamFailed(report.stream, report.error, record: record) }
         on(FromDriver.DiscoveryFailed.self) { supervisor, report, record in
             record.lastDiscoveryError = report.error.message

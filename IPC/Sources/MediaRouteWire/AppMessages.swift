@@ -84,6 +84,14 @@ package enum ToApp {
         package init(session: String, state: SessionPlayback, error: MediaDeviceError) { (self.session, self.state, self.error) = (session, state, error) }
     }
 
+    /// A button on the device, for the apps whose sample streams play on the route.
+    package struct RemoteCommand: WireNotification {
+        package static let method = "route.remoteCommand"
+        package let route: String
+        package let command: MediaRemoteCommand
+        package init(route: String, command: MediaRemoteCommand) { (self.route, self.command) = (route, command) }
+    }
+
     package struct DataReceived: WireNotification {
         package static let method = "data.received"
         package let route: String

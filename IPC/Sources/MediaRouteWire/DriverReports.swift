@@ -102,6 +102,14 @@ package enum FromDriver {
         package init(session: String, application: String, data: Base64Payload) { (self.session, self.application, self.data) = (session, application, data) }
     }
 
+    /// The device's own controls, for the app whose sample streams play there (§11.2).
+    package struct RemoteCommand: WireNotification {
+        package static let method = "session.remoteCommand"
+        package let session: String
+        package let command: MediaRemoteCommand
+        package init(session: String, command: MediaRemoteCommand) { (self.session, self.command) = (session, command) }
+    }
+
     package struct StreamFailed: WireNotification {
         package static let method = "stream.failed"
         package let session: String?

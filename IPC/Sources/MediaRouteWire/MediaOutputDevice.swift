@@ -23,7 +23,7 @@ public struct MediaOutputDevice: Sendable, Hashable, Identifiable, CustomStringC
 
     /// The kind of device, for the picker's symbol and the route's output port type.
     public enum DeviceType: String, Sendable, Hashable, CaseIterable {
-        case tv, speaker, headphones, bluetoothSpeaker, receiver, setTopBox, computer, unknown
+        case tv, speaker, headphones, bluetoothSpeaker, car, receiver, setTopBox, computer, unknown
     }
 
     public enum VolumeControl: String, Sendable, Hashable, CaseIterable {
