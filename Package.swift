@@ -60,7 +60,7 @@ let package = Package(
 
         // Private D-Bus buses and Avahi daemons (in network namespaces of their own), for the demo
         // on a machine without Avahi, and for the tests: started and stopped by PID.
-        .target(name: "PrivateDaemons", dependencies: ["MediaRouteIPC", "CLinuxHelpers"]),
+        .target(name: "PrivateDaemons", dependencies: ["MediaRouteIPC", "DBus", "CLinuxHelpers"]),
 
         // Opus, H.264, SBC and resampling, wrapped once for every driver and receiver that codes media.
         .target(name: "MediaCodecs", dependencies: ["COpus", "CX264", "CSBC", "CSoxr", "RTP"]),
