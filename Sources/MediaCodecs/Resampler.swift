@@ -19,6 +19,7 @@ public final class Resampler {
         guard inputRate > 0, outputRate > 0 else { throw CodecError("cannot resample from \(inputRate) Hz to \(outputRate) Hz: rates must be positive") }
         guard (1...32).contains(channels) else { throw CodecError("cannot resample \(channels) channels: 1 to 32 are possible") }
         var io = soxr_io_spec(inputType == .float32 ? SOXR_FLOAT32_I : SOXR_INT16_I, SOXR_INT16_I)
+        io.flags = UInt(SOXR_NO_DITHER)  // identical channels stay identical; SBC's noise dwarfs the rounding
         var quality = soxr_quality_spec(UInt(SOXR_HQ), 0)
         var runtime = soxr_runtime_spec(1)
         var error: soxr_error_t?
