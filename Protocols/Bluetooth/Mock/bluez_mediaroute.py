@@ -47,7 +47,9 @@ DEFAULT_SINK_CAPABILITIES = [0x3F, 0xFF, 2, 53]
 READ_MTU, WRITE_MTU = 672, 895
 
 # Who registered what: the connection (unique name) and object path bluetoothd calls back.
-registered = {'agent': None, 'endpoints': {}, 'players': {}}
+registered = {'agent': None}
+# The mock's main object (the ObjectManager at /), set by load().
+main = None
 
 
 def bluez_error(name, message):
@@ -55,7 +57,7 @@ def bluez_error(name, message):
 
 
 def bus():
-    return objects['/'].connection
+    return main.connection
 
 
 def changed(obj, interface, values):
@@ -65,16 +67,15 @@ def changed(obj, interface, values):
 
 
 def interfaces_added(path, interfaces):
-    objects['/'].EmitSignal(OBJECT_MANAGER_IFACE, 'InterfacesAdded', 'oa{sa{sv}}', [dbus.ObjectPath(path), interfaces])
+    main.EmitSignal(OBJECT_MANAGER_IFACE, 'InterfacesAdded', 'oa{sa{sv}}', [dbus.ObjectPath(path), interfaces])
 
 
 def interfaces_removed(path, interfaces):
-    objects['/'].EmitSignal(OBJECT_MANAGER_IFACE, 'InterfacesRemoved', 'oas', [dbus.ObjectPath(path), interfaces])
+    main.EmitSignal(OBJECT_MANAGER_IFACE, 'InterfacesRemoved', 'oas', [dbus.ObjectPath(path), interfaces])
 
 
 def add(cls, path, interface, properties):
     '''Like DBusMockObject.AddObject, with one of the classes below (real methods with callbacks).'''
-    main = objects['/']
     obj = cls(main.bus_name, path, interface, properties)
     obj.logfile = main.logfile
     obj.object_manager = main.object_manager
@@ -90,12 +91,14 @@ def remove(path):
 
 def call(owner, method, args, on_reply=None, on_error=None, signature=None, timeout=120):
     '''Calls back a client object (agent, endpoint, player) without blocking bluetoothd's loop.'''
-    (sender, path, interface) = owner
+    (sender, path, interface) = owner[:3]
     bus().call_async(sender, path, interface, method, signature, args,
                      on_reply or (lambda *_: None), on_error or (lambda *_: None), timeout=timeout)
 
 
 def load(mock, parameters):
+    global main
+    main = mock
     add(AgentManager, '/org/bluez', AGENT_MANAGER_IFACE, {})
     objects['/org/bluez'].AddMethods(PROFILE_MANAGER_IFACE, [
         ('RegisterProfile', 'osa{sv}', '', ''),

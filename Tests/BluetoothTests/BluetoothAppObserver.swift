@@ -1,0 +1,22 @@
+import AVSystemRouting
+import Foundation
+
+/// An app's observer, for these tests: the route it was given.
+@MainActor
+final class BluetoothAppObserver: AVSystemRouteControllerObserver {
+    private(set) var route: AVSystemRoute?
+    nonisolated init() {}
+
+    func systemRouteController(_ controller: AVSystemRouteController, handle event: AVSystemRouteEvent) async -> Bool {
+        if event.reason == .activate { route = event.route }
+        return true
+    }
+}
+
+/// Route changes an app saw, in order.
+final class ChangeLog: @unchecked Sendable {  // every access under `lock`
+    private let lock = NSLock()
+    private var list: [AVSystemRouteChange] = []
+    func append(_ change: AVSystemRouteChange) { lock.withLock { list.append(change) } }
+    var all: [AVSystemRouteChange] { lock.withLock { list } }
+}
