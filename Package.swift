@@ -170,7 +170,7 @@ let package = Package(
         .testTarget(name: "CDBusTests", dependencies: ["CDBus", "PrivateDaemons"]),
         .testTarget(name: "CBlueZTests", dependencies: ["CBlueZ"]),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "MediaRouteIPC", "PrivateDaemons"]),
-        .testTarget(name: "PCMPlaybackTests", dependencies: ["PCMPlayback", "A2DP", "MediaCodecs", "MediaRouteIPC", "PrivateDaemons"]),
+        .testTarget(name: "PCMPlaybackTests", dependencies: ["PCMPlayback", "A2DP", "MediaCodecs", "MediaRouteIPC", "PrivateDaemons", "TestSupport"]),
         .testTarget(name: "BluetoothTests",
                     dependencies: ["DBus", "A2DP", "MediaCodecs", "AVSystemRouting", "MediaRouteSupervisor", "MediaDevice", "MediaRouteIPC", "PrivateDaemons",
                                    "TestSupport", "mediaroute-bluetooth-driver", "mediarouted", "mediaroute"]),

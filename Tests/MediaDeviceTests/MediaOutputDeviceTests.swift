@@ -39,7 +39,7 @@ struct MediaOutputDeviceTests {
             do { _ = try WireDecoder.decode(MediaOutputDevice.self, from: json); return nil } catch { return error.description }
         }
         #expect(problem(["id": "a", "displayName": "A", "capabilities": ["urlPlayback"], "deviceType": "toaster"])
-            == "\"deviceType\": \"toaster\" is not one of tv, speaker, headphones, bluetoothSpeaker, receiver, setTopBox, computer, unknown")
+            == "\"deviceType\": \"toaster\" is not one of tv, speaker, headphones, bluetoothSpeaker, car, receiver, setTopBox, computer, unknown")
         #expect(problem(["id": "a", "displayName": "A", "capabilities": ["teleport"]])?.hasPrefix("\"capabilities\": ") == true)
         #expect(problem(["id": "a", "displayName": "A", "capabilities": "urlPlayback"]) == "\"capabilities\": expected an array, got a string")
         #expect(problem(["displayName": "A", "capabilities": ["urlPlayback"]]) == "\"id\": missing")

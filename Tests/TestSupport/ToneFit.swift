@@ -2,9 +2,9 @@ import Foundation
 
 /// How cleanly a recording carries a sine of a known frequency: the sine of best fit (least
 /// squares on sin and cos, which aligns phase by itself) against what is left over.
-enum ToneFit {
+public enum ToneFit {
     /// Signal-to-noise ratio in dB of the first channel, after `skipSeconds` of start-up.
-    static func snr(_ interleaved: [Int16], channels: Int, sampleRate: Int, frequency: Double, skipSeconds: Double) -> Double {
+    public static func snr(_ interleaved: [Int16], channels: Int, sampleRate: Int, frequency: Double, skipSeconds: Double) -> Double {
         let frames = interleaved.count / max(channels, 1)
         let first = min(frames, Int(skipSeconds * Double(sampleRate)))
         guard frames - first > sampleRate / 10 else { return -.infinity }
