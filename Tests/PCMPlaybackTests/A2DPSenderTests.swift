@@ -140,3 +140,33 @@ struct A2DPSenderTests {
         }
     }
 }
+
+@Suite("A2DP: sender on a congested link", .timeLimit(.minutes(1)))
+struct A2DPCongestionTests {
+    @Test func packetsTheLinkCannotTakeAreDroppedAndCounted() throws {
+        let (ring, _) = try AppRing.tone(.audio(sampleRate: 48_000, channels: 2, sampleType: .int16), seconds: 3, close: true)
+        let transport = try TransportPair()
+        var small: Int32 = 4096  // a few packets' room, as a congested L2CAP channel has
+        #expect(setsockopt(transport.sender, SOL_SOCKET, SO_SNDBUF, &small, socklen_t(MemoryLayout<Int32>.size)) == 0)
+        let sender = try A2DPSender(source: try RingPCMSource(ring: ring, format: A2DPSenderTests.configuration.pcmFormat),
+                                    configuration: A2DPSenderTests.configuration, transport: transport.sender, writeMTU: 895, onEnd: { _ in })
+        sender.start()
+        defer {
+            sender.stop()
+            _ = sender.waitUntilEnded(timeout: .seconds(2))
+        }
+        // The sink reads nothing until the sender has dropped a packet (checked every 10 ms, for at most 5 s).
+        let deadline = monotonicNow() + 5_000_000_000
+        var ready = pollfd()
+        while sender.statistics.dropped == 0 && monotonicNow() < deadline { _ = poll(&ready, 0, 10) }
+        try #require(sender.statistics.dropped > 0, "nothing was dropped while the sink read nothing")
+        // What did arrive skips the dropped sequence numbers, and the stream goes on.
+        var sequences: [UInt16] = []
+        while sequences.count < sender.statistics.packets + 3, let arrival = try transport.receive(timeoutMilliseconds: 1000) {
+            sequences.append(arrival.packet.sequence)
+        }
+        let gaps = zip(sequences, sequences.dropFirst()).filter { $1 != $0 &+ 1 }
+        #expect(!gaps.isEmpty, "no sequence gap where packets were dropped")
+        #expect(sender.statistics.underruns == 0)
+    }
+}
