@@ -30,7 +30,7 @@ public final class A2DPSender: Sendable {
         public var bytes = 0
         /// PCM frames sent (the RTP timestamp's progress, dropped packets included).
         public var frames = 0
-        /// Reads of the source that found nothing in time.
+        /// Reads of the source that found nothing in time, once it had started giving PCM.
         public var underruns = 0
         /// Packets dropped because the link stayed congested.
         public var dropped = 0
@@ -210,6 +210,7 @@ public final class A2DPSender: Sendable {
         var filled = 0  // PCM frames in `pcm`
         var sentFrames = 0  // PCM frames handed to the packetizer so far
         var anchor: (time: UInt64, frame: Int)?  // the pacing clock: when frame `frame` was due
+        var started = false  // before the source's first frames, waiting is not an underrun
 
         func sendPacket(frames pcmFrames: Int) -> Ending? {
             let sbcFrames = (pcmFrames + settings.samplesPerFrame - 1) / settings.samplesPerFrame
@@ -259,13 +260,14 @@ public final class A2DPSender: Sendable {
             let space = UnsafeMutableBufferPointer(rebasing: pcm[(filled * channels)...])
             switch source.read(into: space, waitingUpTo: readTimeout) {
             case .frames(let count):
+                started = true
                 filled += count
                 if filled == packetizer.samplesPerPacket {
                     filled = 0
                     if let ending = sendPacket(frames: packetizer.samplesPerPacket) { return ending }
                 }
             case .starved:
-                underrunCount.wrappingAdd(1, ordering: .relaxed)
+                if started { underrunCount.wrappingAdd(1, ordering: .relaxed) }
                 anchor = nil  // the sink went without: pace afresh from the next packet
             case .ended:
                 if filled > 0, let ending = sendPacket(frames: filled) { return ending }
