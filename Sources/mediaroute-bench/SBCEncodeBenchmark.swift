@@ -25,10 +25,10 @@ struct SBCEncodeBenchmark {
         }
         let configuration = SBCConfiguration()
         let framesPerPacket = try A2DPPacketizer(frameBytes: configuration.encoderSettings.frameBytes, samplesPerFrame: 128, writeMTU: Self.mtu).framesPerPacket
-        print("sbc-encode: \(seconds) s of 48 kHz stereo int16, \(configuration), \(framesPerPacket) frames per \(Self.mtu)-byte packet, best of seven runs each")
+        print("sbc-encode: \(seconds) s of 48 kHz stereo int16, \(configuration), \(framesPerPacket) frames per \(Self.mtu)-byte packet, best of fifteen runs each")
         var baseline: [UInt64] = [], ours: [UInt64] = []
         var cBytes = 0, swiftBytes = 0
-        for _ in 0..<7 {
+        for _ in 0..<15 {
             let start = now()
             cBytes = pcm.withUnsafeBufferPointer { cbb_sbc_encode($0.baseAddress, frames, 53, Int32(framesPerPacket)) }
             baseline.append(now() - start)
