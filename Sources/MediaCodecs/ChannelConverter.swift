@@ -5,13 +5,15 @@ public enum ChannelConverter {
     /// Float32 (±1.0 full scale) to Int16, clipped.
     public static func convert(_ input: UnsafePointer<Float>, channels inputChannels: Int, frames: Int,
                                into output: UnsafeMutablePointer<Int16>, channels outputChannels: Int) {
-        map(input, inputChannels, frames, output, outputChannels) { sample in
-            let scaled = sample * 32768
-            return scaled >= 32767 ? .max : scaled <= -32768 ? .min : Int16(scaled.rounded())
-        } average: { a, b in
-            let scaled = (a + b) * 16384
-            return scaled >= 32767 ? .max : scaled <= -32768 ? .min : Int16(scaled.rounded())
-        }
+        map(input, inputChannels, frames, output, outputChannels) { clip($0 * 32768) } average: { clip(($0 + $1) * 16384) }
+    }
+
+    /// Full scale is ±32768; beyond it clips, and NaN (an app's bad sample) becomes silence.
+    @inline(__always)
+    private static func clip(_ scaled: Float) -> Int16 {
+        if scaled >= 32767 { return .max }
+        if scaled > -32768 { return Int16(scaled.rounded()) }
+        return scaled.isNaN ? 0 : .min
     }
 
     /// Float32 to Float32: only the channels change (for a resampler that takes Float32).

@@ -35,6 +35,10 @@ public final class RingPCMSource: PCMSource, @unchecked Sendable {
     private var carried = 0
     private var started = false
     private var flushed = false
+    /// During a read, where converted frames may go straight into the caller's buffer (when
+    /// nothing is pending, so order holds and no copy goes through `pending`).
+    private var direct: UnsafeMutablePointer<Int16>?
+    private var directRoom = 0
 
     /// Frames converted per step, bounding the staging buffers.
     private static let chunkFrames = 2048
@@ -74,7 +78,7 @@ public final class RingPCMSource: PCMSource, @unchecked Sendable {
         let channels = format.channels
         let wanted = buffer.count / channels
         guard wanted > 0, let out = buffer.baseAddress else { return .starved }
-        let deadline = SampleRing.monotonicNow() &+ UInt64(max(timeout.nanoseconds, 0))
+        var deadline: UInt64?  // taken only when a wait is needed: a read that finds data asks no clock
         var written = 0
         while true {
             let take = min(wanted - written, (pendingEnd - pendingStart) / channels)
@@ -86,26 +90,36 @@ public final class RingPCMSource: PCMSource, @unchecked Sendable {
             }
             if written == wanted { return .frames(written) }
             if failure != nil { return written > 0 ? .frames(written) : .ended }
-            if pull() { continue }
+            if pull(into: out + written * channels, room: wanted - written, written: &written) { continue }
             if written > 0 { return .frames(written) }
             if !isOpen() { return .ended }
             if ring.producerClosed {
                 // Closed after the last look: one more, then what the resampler still holds.
-                if pull() { continue }
+                if pull(into: out, room: wanted, written: &written) { continue }
                 if !flushed, flushResampler() { continue }
                 return .ended
             }
             let now = SampleRing.monotonicNow()
-            guard now < deadline else {
+            let end = deadline ?? now &+ UInt64(max(timeout.nanoseconds, 0))
+            deadline = end
+            guard now < end else {
                 if started { ring.noteUnderrun() }
                 return .starved
             }
-            _ = ring.waitForRecord(timeout: .nanoseconds(max(deadline - now, 1_000_000)))
+            _ = ring.waitForRecord(timeout: .nanoseconds(max(end - now, 1_000_000)))
         }
     }
 
-    /// Converts the oldest record into `pending`; false if the ring is empty (or unusable).
-    private func pull() -> Bool {
+    /// Converts the oldest record, straight into `destination` as far as `room` frames go (adding
+    /// them to `written`), the rest onto `pending`; false if the ring is empty (or unusable).
+    private func pull(into destination: UnsafeMutablePointer<Int16>, room: Int, written: inout Int) -> Bool {
+        direct = destination
+        directRoom = room
+        defer {
+            written += room - directRoom
+            direct = nil
+            directRoom = 0
+        }
         do {
             let got = try ring.read { record, _ in absorb(record) }
             if got { started = true }
@@ -158,12 +172,19 @@ public final class RingPCMSource: PCMSource, @unchecked Sendable {
     private func convert(_ input: UnsafeRawPointer, frames: Int) {
         let channels = format.channels
         guard let resampler else {
-            let target = reserve(frames * channels)
-            switch inputType {
-            case .float32: ChannelConverter.convert(input.assumingMemoryBound(to: Float.self), channels: inputChannels, frames: frames, into: target, channels: channels)
-            case .int16: ChannelConverter.convert(input.assumingMemoryBound(to: Int16.self), channels: inputChannels, frames: frames, into: target, channels: channels)
+            var input = input, frames = frames
+            if let target = direct, directRoom > 0, pendingStart == pendingEnd {
+                let count = min(frames, directRoom)
+                plainConvert(input, frames: count, into: target)
+                direct = target + count * channels
+                directRoom -= count
+                input += count * inputFrameBytes
+                frames -= count
             }
-            pendingEnd += frames * channels
+            if frames > 0 {
+                plainConvert(input, frames: frames, into: reserve(frames * channels))
+                pendingEnd += frames * channels
+            }
             return
         }
         switch inputType {
@@ -188,6 +209,13 @@ public final class RingPCMSource: PCMSource, @unchecked Sendable {
                 failure = SampleRingError("the app's audio could not be resampled to \(format): \(error)")
                 return
             }
+        }
+    }
+
+    private func plainConvert(_ input: UnsafeRawPointer, frames: Int, into target: UnsafeMutablePointer<Int16>) {
+        switch inputType {
+        case .float32: ChannelConverter.convert(input.assumingMemoryBound(to: Float.self), channels: inputChannels, frames: frames, into: target, channels: format.channels)
+        case .int16: ChannelConverter.convert(input.assumingMemoryBound(to: Int16.self), channels: inputChannels, frames: frames, into: target, channels: format.channels)
         }
     }
 

@@ -127,5 +127,7 @@ struct ResamplerTests {
         #expect(out == [1, 2, 11, 12])
         ChannelConverter.convert([Float(2), -2, 0.5, -1], channels: 2, frames: 2, into: &out, channels: 2)
         #expect(out == [32767, -32768, 16384, -32768])
+        ChannelConverter.convert([Float.nan, .infinity, -.infinity, -0.25], channels: 2, frames: 2, into: &out, channels: 2)
+        #expect(out == [0, 32767, -32768, -8192])
     }
 }

@@ -23,7 +23,10 @@ struct A2DPSenderTests {
         let source = try RingPCMSource(ring: ring, format: Self.configuration.pcmFormat)
         let transport = try TransportPair()
         let endings = Endings()
-        let sender = try A2DPSender(source: source, configuration: Self.configuration, transport: transport.sender, writeMTU: 895, onEnd: endings.callback)
+        let probes = Mutex<[A2DPSender.SentPacket]>([])
+        let sender = try A2DPSender(source: source, configuration: Self.configuration, transport: transport.sender, writeMTU: 895,
+                                    onPacketSent: { sent in probes.withLock { $0.append(sent) } }, onEnd: endings.callback)
+        let startedAt = monotonicNow()
         sender.start()
         var arrivals: [TransportPair.Arrival] = []
         let deadline = monotonicNow() + 10_000_000_000
@@ -49,14 +52,22 @@ struct A2DPSenderTests {
         let statistics = sender.statistics
         #expect(statistics.packets == arrivals.count && statistics.dropped == 0 && statistics.frames == frames)
 
-        // Pacing: the ring held all 2 s at once, yet no packet left before its media time (less
-        // the sender's 10 ms lead and a millisecond of scheduling), so 2 s took at least 1.8 s.
+        // Pacing: the ring held all 2 s at once, yet no packet left before its media time counted
+        // from the sender's start (less its 10 ms lead and a millisecond of scheduling), so 2 s took at least 1.8 s.
         let first = arrivals[0]
         for arrival in arrivals {
             let mediaNanoseconds = UInt64(arrival.packet.timestamp &- first.packet.timestamp) * 1_000_000_000 / 48_000
-            #expect(arrival.at - first.at + 11_000_000 >= mediaNanoseconds, "packet \(arrival.packet.sequence) came early")
+            #expect(arrival.at + 11_000_000 >= startedAt + mediaNanoseconds, "packet \(arrival.packet.sequence) came early")
         }
         #expect(arrivals.last!.at - first.at >= 1_800_000_000)
+
+        // The latency probe saw every packet leave, before it arrived, with the frames it carried.
+        let sent = probes.withLock { $0 }
+        try #require(sent.count == arrivals.count)
+        for (index, (probe, arrival)) in zip(sent, arrivals).enumerated() {
+            #expect(probe.sequence == arrival.packet.sequence && probe.timestamp == arrival.packet.timestamp)
+            #expect(probe.firstFrame == index * 896 && probe.sentAt <= arrival.at)
+        }
 
         // The sound: decoded with libsbc, the tone with SNR ≥ 25 dB once lined up.
         let decoder = try SBCDecoder()
@@ -111,8 +122,9 @@ struct A2DPSenderTests {
         #expect(next.at >= resumedAt)
         let stoppedAt = monotonicNow()
         sender.stop()
-        #expect(await sender.ending == .stopped)
+        #expect(sender.waitUntilEnded(timeout: .seconds(2)) == .stopped)
         #expect(monotonicNow() - stoppedAt < 500_000_000, "stop() took over half a second")
+        #expect(await sender.ending == .stopped)
     }
 
     @Test func mismatchedPCMAndATooSmallMTUAreRefused() throws {
@@ -126,5 +138,35 @@ struct A2DPSenderTests {
         #expect { try A2DPSender(source: stereo, configuration: Self.configuration, transport: transport.sender, writeMTU: 100, onEnd: { _ in }) } throws: {
             ($0 as? A2DPError)?.message.contains("write MTU of 100 bytes") == true
         }
+    }
+}
+
+@Suite("A2DP: sender on a congested link", .timeLimit(.minutes(1)))
+struct A2DPCongestionTests {
+    @Test func packetsTheLinkCannotTakeAreDroppedAndCounted() throws {
+        let (ring, _) = try AppRing.tone(.audio(sampleRate: 48_000, channels: 2, sampleType: .int16), seconds: 3, close: true)
+        let transport = try TransportPair()
+        var small: Int32 = 4096  // a few packets' room, as a congested L2CAP channel has
+        #expect(setsockopt(transport.sender, SOL_SOCKET, SO_SNDBUF, &small, socklen_t(MemoryLayout<Int32>.size)) == 0)
+        let sender = try A2DPSender(source: try RingPCMSource(ring: ring, format: A2DPSenderTests.configuration.pcmFormat),
+                                    configuration: A2DPSenderTests.configuration, transport: transport.sender, writeMTU: 895, onEnd: { _ in })
+        sender.start()
+        defer {
+            sender.stop()
+            _ = sender.waitUntilEnded(timeout: .seconds(2))
+        }
+        // The sink reads nothing until the sender has dropped a packet (checked every 10 ms, for at most 5 s).
+        let deadline = monotonicNow() + 5_000_000_000
+        var ready = pollfd()
+        while sender.statistics.dropped == 0 && monotonicNow() < deadline { _ = poll(&ready, 0, 10) }
+        try #require(sender.statistics.dropped > 0, "nothing was dropped while the sink read nothing")
+        // What did arrive skips the dropped sequence numbers, and the stream goes on.
+        var sequences: [UInt16] = []
+        while sequences.count < sender.statistics.packets + 3, let arrival = try transport.receive(timeoutMilliseconds: 1000) {
+            sequences.append(arrival.packet.sequence)
+        }
+        let gaps = zip(sequences, sequences.dropFirst()).filter { $1 != $0 &+ 1 }
+        #expect(!gaps.isEmpty, "no sequence gap where packets were dropped")
+        #expect(sender.statistics.underruns == 0)
     }
 }

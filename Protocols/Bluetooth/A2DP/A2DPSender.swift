@@ -30,21 +30,21 @@ public final class A2DPSender: Sendable {
         public var bytes = 0
         /// PCM frames sent (the RTP timestamp's progress, dropped packets included).
         public var frames = 0
-        /// Reads of the source that found nothing in time.
+        /// Reads of the source that found nothing in time, once it had started giving PCM.
         public var underruns = 0
         /// Packets dropped because the link stayed congested.
         public var dropped = 0
     }
 
     /// One packet that left, for latency measurements and progress counts: the PCM frames it
-    /// carries (counted from the stream's first) and when `send` returned, on CLOCK_MONOTONIC.
+    /// carries (counted from the stream's first) and when it was handed to the transport.
     public struct SentPacket: Sendable, Hashable {
         public var firstFrame: Int
         public var frames: Int
         public var sequence: UInt16
         public var timestamp: UInt32
         public var bytes: Int
-        /// Nanoseconds on CLOCK_MONOTONIC.
+        /// CLOCK_MONOTONIC nanoseconds just before the `send` that wrote it.
         public var sentAt: UInt64
     }
 
@@ -210,6 +210,7 @@ public final class A2DPSender: Sendable {
         var filled = 0  // PCM frames in `pcm`
         var sentFrames = 0  // PCM frames handed to the packetizer so far
         var anchor: (time: UInt64, frame: Int)?  // the pacing clock: when frame `frame` was due
+        var started = false  // before the source's first frames, waiting is not an underrun
 
         func sendPacket(frames pcmFrames: Int) -> Ending? {
             let sbcFrames = (pcmFrames + settings.samplesPerFrame - 1) / settings.samplesPerFrame
@@ -259,13 +260,14 @@ public final class A2DPSender: Sendable {
             let space = UnsafeMutableBufferPointer(rebasing: pcm[(filled * channels)...])
             switch source.read(into: space, waitingUpTo: readTimeout) {
             case .frames(let count):
+                started = true
                 filled += count
                 if filled == packetizer.samplesPerPacket {
                     filled = 0
                     if let ending = sendPacket(frames: packetizer.samplesPerPacket) { return ending }
                 }
             case .starved:
-                underrunCount.wrappingAdd(1, ordering: .relaxed)
+                if started { underrunCount.wrappingAdd(1, ordering: .relaxed) }
                 anchor = nil  // the sink went without: pace afresh from the next packet
             case .ended:
                 if filled > 0, let ending = sendPacket(frames: filled) { return ending }
@@ -278,10 +280,16 @@ public final class A2DPSender: Sendable {
     /// returns nothing leaves). EAGAIN: waits for room until `giveUpAt`, then drops it.
     private func write(_ bytes: UnsafeRawBufferPointer, frames: Int, firstFrame: Int, giveUpAt: UInt64, packetizer: A2DPPacketizer) -> Ending? {
         while true {
+            // Counted under the lock too: once pause() returns, the counters hold every packet sent.
+            var sentAt: UInt64 = 0
             let result: Int? = paused.withLock { isPaused in
                 if isPaused { return nil }
+                sentAt = Self.now()
                 let sent = send(transport, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
-                return sent < 0 ? -Int(errno) : sent
+                guard sent >= 0 else { return -Int(errno) }
+                packetCount.wrappingAdd(1, ordering: .relaxed)
+                byteCount.wrappingAdd(sent, ordering: .relaxed)
+                return sent
             }
             guard let result else {
                 // Paused between its due time and now: it leaves on resume.
@@ -289,10 +297,8 @@ public final class A2DPSender: Sendable {
                 continue
             }
             if result >= 0 {
-                packetCount.wrappingAdd(1, ordering: .relaxed)
-                byteCount.wrappingAdd(result, ordering: .relaxed)
                 onPacketSent?(SentPacket(firstFrame: firstFrame, frames: frames, sequence: packetizer.sequence &- 1,
-                                         timestamp: packetizer.timestamp &- UInt32(truncatingIfNeeded: frames), bytes: result, sentAt: Self.now()))
+                                         timestamp: packetizer.timestamp &- UInt32(truncatingIfNeeded: frames), bytes: result, sentAt: sentAt))
                 return nil
             }
             switch -result {

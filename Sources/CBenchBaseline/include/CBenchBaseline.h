@@ -42,6 +42,11 @@ int cbb_eventfd_reader(int fd, int ack_fd, int count, uint64_t *latency_ns);
    to a thread that decodes it; stores handover-to-decoded times. 0 or -1. */
 int cbb_opus_udp_latency(int count, uint64_t *latency_ns);
 
+/* Encodes `frames` PCM frames of interleaved native-endian 48 kHz stereo int16 with libsbc
+   directly, at A2DP's high quality (joint stereo, 16 blocks, 8 subbands, loudness, `bitpool`),
+   `frames_per_packet` SBC frames into each reused packet-sized buffer. The bytes encoded, or -1. */
+long cbb_sbc_encode(const int16_t *pcm, long frames, int bitpool, int frames_per_packet);
+
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t cbb_now_ns(void);
 #endif
