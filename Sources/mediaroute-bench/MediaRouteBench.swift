@@ -46,6 +46,7 @@ struct Benchmark: Sendable {
         Benchmark(name: "ring-wakeup") { try await RingWakeupBenchmark(count: $0 ?? 1000).run() },
         Benchmark(name: "opus-encode") { try await OpusEncodeBenchmark(seconds: $0 ?? 60).run() },
         Benchmark(name: "sbc-encode") { try await SBCEncodeBenchmark(seconds: $0 ?? 60).run() },
+        Benchmark(name: "bluetooth-latency") { try await BluetoothLatencyBenchmark(bursts: $0 ?? 40).run() },
         Benchmark(name: "x264-encode") { try await X264EncodeBenchmark(frames: $0 ?? 300).run() },
         Benchmark(name: "audio-latency") { try await AudioLatencyBenchmark(bursts: $0 ?? 20).run() },
     ]

@@ -47,6 +47,12 @@ int cbb_opus_udp_latency(int count, uint64_t *latency_ns);
    `frames_per_packet` SBC frames into each reused packet-sized buffer. The bytes encoded, or -1. */
 long cbb_sbc_encode(const int16_t *pcm, long frames, int bitpool, int frames_per_packet);
 
+/* The bluetooth-latency baseline: `count` times, a packet's worth of 48 kHz stereo PCM starting
+   with a burst is handed over, encoded with libsbc (bitpool 53, 7 frames), sent on a SOCK_SEQPACKET
+   socket pair, received, decoded and its onset found; `latencies` gets each handover-to-onset time
+   in nanoseconds. 0 on success. */
+int cbb_sbc_seqpacket_latency(int count, uint64_t *latencies);
+
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t cbb_now_ns(void);
 #endif
