@@ -357,3 +357,108 @@ func unusedPort() throws -> UInt16 {
     }
     return UInt16(bigEndian: address.sin_port)
 }
+
+// MARK: LocalPlayback
+
+/// The driver's side of `SampleOutput`: what a sender would obey.
+@MainActor final class TestOutput: SampleOutput {
+    var isPaused = false
+    var volume: Float = 1
+    var isMuted = false
+}
+
+@MainActor final class ChangeCount {
+    var count = 0
+}
+
+/// Reads off the main actor, as a device's sender does.
+func readElsewhere(_ player: LocalMediaPlayer, frames: Int?) async -> (samples: [Int16], ended: Bool) {
+    await Task.detached { readPCM(player, frames: frames) }.value
+}
+
+/// Waits for `condition`, checking whenever the main actor is free, for up to `limit`.
+@MainActor func eventually(within limit: Duration = .seconds(10), _ condition: @MainActor () -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + limit
+    while !condition() {
+        guard ContinuousClock.now < deadline else { return false }
+        try? await Task.sleep(for: .milliseconds(2))
+    }
+    return true
+}
+
+@Suite @MainActor struct LocalPlaybackTests {
+    @Test func statesFollowThePlayerAndTheOutput() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try await MediaFileServer.makeTone(at: directory + "/tone.wav", seconds: 3, title: "Tone")
+        let player = try await LocalMediaPlayer.open(url: URL(fileURLWithPath: directory + "/tone.wav"), format: LocalMediaPlayerTests.format)
+        defer { player.stop() }
+        let output = TestOutput()
+        let changes = ChangeCount()
+        let playback = LocalPlayback(player: player, output: output, onChange: { changes.count += 1 })
+        #expect(playback.state == .loading && playback.isPlaying)
+        #expect(playback.timeRange == 0...3)
+        #expect(playback.metadata.title == "Tone")
+        #expect(playback.audioOptions.isEmpty && playback.subtitleOptions.isEmpty)
+
+        _ = await readElsewhere(player, frames: 4800)
+        #expect(await eventually { playback.state == .playing })
+        #expect(changes.count == 1)
+        #expect(abs(playback.currentPlaybackPosition - 0.1) < 0.001)
+
+        playback.isPlaying = false
+        #expect(output.isPaused && playback.state == .paused && !playback.isPlaying)
+        playback.currentPlaybackPosition = 2.5
+        #expect(playback.currentPlaybackPosition == 2.5 && playback.state == .paused)
+        playback.isPlaying = true
+        #expect(!output.isPaused && playback.state == .loading)
+
+        let rest = await readElsewhere(player, frames: nil)
+        #expect(rest.ended && abs(rest.samples.count / 2 - 24000) <= 48)
+        #expect(await eventually { playback.state == .ended })
+        #expect(output.isPaused && !playback.isPlaying)
+        #expect(abs(playback.currentPlaybackPosition - 3) < 0.001)
+
+        // Playing after the end starts again from the beginning.
+        playback.isPlaying = true
+        #expect(playback.currentPlaybackPosition == 0 && playback.state == .loading && !output.isPaused)
+        _ = await readElsewhere(player, frames: 4800)
+        #expect(await eventually { playback.state == .playing })
+
+        playback.volume = 0.25
+        playback.isMuted = true
+        #expect(output.volume == 0.25 && output.isMuted && playback.volume == 0.25 && playback.isMuted)
+
+        playback.playbackSpeed = 3
+        #expect(playback.playbackSpeed == 1 && playback.refusal?.kind == .outOfRange)
+        playback.playbackSpeed = 1.5
+        #expect(playback.playbackSpeed == 1.5 && playback.refusal == nil)
+
+        playback.currentPlaybackPosition = 10
+        #expect(playback.state == .ended && output.isPaused)
+    }
+
+    @Test func aFailureIsItsState() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try await MediaFileServer.makeTone(at: directory + "/long.wav", seconds: 120, title: "Long")
+        let server = try await MediaFileServer(directory: directory)
+        let player: LocalMediaPlayer
+        do {
+            player = try await LocalMediaPlayer.open(url: URL(string: server.url("long.wav"))!, format: LocalMediaPlayerTests.format)
+        } catch {
+            await server.stop()
+            throw error
+        }
+        let output = TestOutput()
+        let changes = ChangeCount()
+        let playback = LocalPlayback(player: player, output: output, onChange: { changes.count += 1 })
+        _ = await readElsewhere(player, frames: 4800)
+        await server.stop()
+        #expect(await readElsewhere(player, frames: nil).ended)
+        #expect(await eventually { playback.state == .failed })
+        #expect(playback.failure?.contains(server.url("long.wav")) == true)
+        #expect(output.isPaused && !playback.isPlaying)
+        #expect(changes.count == 2)  // playing, then failed
+    }
+}
