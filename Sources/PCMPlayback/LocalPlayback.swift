@@ -9,13 +9,15 @@ public final class LocalPlayback: AVInterfaceControllable {
     private let output: any SampleOutput
     private let onChange: @MainActor () -> Void
     private var phase: AVInterfacePlaybackState
+    /// Whether samples from the current position on were read: resuming then plays at once.
+    private var heardAudio = false
     /// Why playback failed, while `state` is `.failed`.
     public private(set) var failure: String?
     /// The last change refused (a speed out of range): setters cannot throw, so it is kept here.
     public private(set) var refusal: LocalPlaybackError?
 
     /// `onChange` is called when the state changes on its own (audio started, ended, failed), for
-    /// the driver to publish it. Playing unless `output` is paused.
+    /// the driver to publish it. Playing unless `output` is paused. Takes over `player.onEvent`.
     public init(player: LocalMediaPlayer, output: any SampleOutput, onChange: @escaping @MainActor () -> Void) {
         self.player = player
         self.output = output
@@ -29,6 +31,7 @@ public final class LocalPlayback: AVInterfaceControllable {
     private func handle(_ event: LocalMediaPlayer.Event) {
         switch event {
         case .started:
+            heardAudio = true
             guard phase == .loading else { return }
             phase = .playing
         case .ended:
@@ -50,9 +53,10 @@ public final class LocalPlayback: AVInterfaceControllable {
             if newValue {
                 if phase == .ended || phase == .failed {
                     failure = nil
+                    heardAudio = false
                     player.seek(to: 0)
                 }
-                phase = .loading
+                phase = heardAudio ? .playing : .loading
                 output.isPaused = false
             } else {
                 phase = .paused
@@ -67,6 +71,7 @@ public final class LocalPlayback: AVInterfaceControllable {
         get { player.position }
         set {
             player.seek(to: newValue)
+            heardAudio = false
             if let duration = player.duration, newValue >= duration {
                 phase = .ended
                 output.isPaused = true

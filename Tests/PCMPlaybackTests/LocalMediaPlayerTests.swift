@@ -18,11 +18,12 @@ import Testing
             try await MediaFileServer.makeTone(at: directory + "/tone.wav", seconds: 3, title: "Tone")
             let opened = ContinuousClock.now
             let player = try await LocalMediaPlayer.open(url: URL(string: server.url("tone.wav"))!, format: Self.format)
+            let probed = ContinuousClock.now
             let events = EventLog(player)
             #expect(player.duration.map { abs($0 - 3) < 0.01 } == true)
             #expect(player.metadata.title == "Tone")
             let first = readPCM(player, frames: 480)
-            print("URL to first PCM: \((ContinuousClock.now - opened).milliseconds) ms (probe included)")
+            print("URL to first PCM: \((ContinuousClock.now - opened).milliseconds) ms, of which probing \((probed - opened).milliseconds) ms")
             let rest = readPCM(player, frames: nil)
             let samples = first.samples + rest.samples
             #expect(rest.ended)
@@ -408,6 +409,9 @@ func readElsewhere(_ player: LocalMediaPlayer, frames: Int?) async -> (samples: 
 
         playback.isPlaying = false
         #expect(output.isPaused && playback.state == .paused && !playback.isPlaying)
+        playback.isPlaying = true  // the samples are there: playing again at once
+        #expect(!output.isPaused && playback.state == .playing)
+        playback.isPlaying = false
         playback.currentPlaybackPosition = 2.5
         #expect(playback.currentPlaybackPosition == 2.5 && playback.state == .paused)
         playback.isPlaying = true
