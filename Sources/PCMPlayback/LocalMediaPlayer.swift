@@ -1,208 +1,209 @@
 import Foundation
+import Glibc
+import MediaDevice
 import MediaRouteIPC
 import Synchronization
 
-/// Plays a URL here for a device that only takes samples (Bluetooth, AirPlay 1): ffmpeg fetches
-/// and decodes it to the device's PCM, and the device's sender reads it at the device's pace.
-/// Nothing races ahead: ffmpeg writes into a pipe only as fast as `read` empties it, so the
-/// position is that of what the device was given, and pausing is simply not reading.
+/// Plays a URL here for a device that only takes samples (Bluetooth, AirPlay 1): an ffmpeg child
+/// fetches and decodes it to PCM in the device's format, and the device's sender reads it.
 ///
-/// Seeking and changing speed restart ffmpeg at the new position. At the end of the media `read`
-/// returns `.starved` (the sender idles) and `onEvent` says `.ended`; `stop()` makes it `.ended`.
-public final class LocalMediaPlayer: PCMSource, Sendable {
-    public enum Event: Sendable, Equatable {
-        /// The first samples of a start or seek were read: playback is under way.
+/// The reader sets the pace: ffmpeg writes into a pipe and blocks when it is full, so nothing is
+/// decoded faster than the device plays, and a paused sender (one that stops reading) holds the
+/// media where it is. The position is that of what was handed to `read`, not of what was decoded.
+/// Seeking and changing speed start a new ffmpeg at the new position; what the old one had decoded
+/// is dropped.
+public final class LocalMediaPlayer: PCMSource {
+    /// What happened on its own, for a driver to report: called on whichever thread saw it (the
+    /// reader's, or the caller of `seek`), never with a lock held.
+    public enum Event: Sendable, Hashable {
+        /// The first samples of the media (or of it from a new position) were read: audio is playing.
         case started
-        /// Everything was read.
+        /// Everything was read to the end, or a seek went past it.
         case ended
-        /// Fetching or decoding failed; the sentence says what happened.
+        /// Playback stopped early; the sentence names the URL and what went wrong.
         case failed(String)
     }
 
     public let format: PCMFormat
-    public let url: URL
-    public let duration: Double?
-    public let title: String?
-    public let artist: String?
-    public let album: String?
-    private let ffmpeg: String
+    public let media: Media
+    public var duration: Double? { media.duration }
+    public var metadata: AVInterfaceMetadata { media.metadata }
 
-    private struct State {
-        var decoder: PCMDecoderProcess?
-        /// Bumped by every restart: a read that began before it throws its bytes away.
-        var generation = 0
-        /// Where the current decoder started, and how many frames of it were handed out.
+    /// The speeds ffmpeg's `atempo` changes without changing pitch, in one filter.
+    public static let speeds: ClosedRange<Double> = 0.5...2.0
+    /// How long finding out what a URL is may take by default (a server that trickles is refused).
+    public static let probeTimeout: Duration = .seconds(10)
+
+    private let ffmpeg: String
+    private let input: String
+    private let protocols: String
+    let state: Mutex<State>
+
+    enum Phase { case decoding, ended, failed, stopped }
+
+    struct State {
+        var phase = Phase.decoding
+        var decoder: FFmpegDecoder?
+        /// Where the current decoder started, and how many frames of it were handed to `read`.
         var start = 0.0
         var framesRead = 0
         var speed = 1.0
+        /// Bytes of a frame split across two pipe reads.
+        var carry: [UInt8] = []
         var volume: Float = 1
         var isMuted = false
-        var hasStarted = false
-        var hasEnded = false
         var failure: String?
-        var stopped = false
+        /// Whether `.started` / the end were already reported for the current decoder.
+        var reportedStart = false
+        var reportedEnd = false
         var onEvent: (@Sendable (Event) -> Void)?
-        /// Bytes of an incomplete frame carried to the next read.
-        var partial: [UInt8] = []
-    }
-    private let state: Mutex<State>
-
-    /// Probes `url` (bounded by a timeout), refusing what cannot play with a sentence naming it,
-    /// then starts decoding it from the beginning.
-    public static func open(url: URL, format: PCMFormat, ffmpeg: String = "/usr/bin/ffmpeg",
-                            ffprobe: String = "/usr/bin/ffprobe") async throws(LocalPlaybackError) -> LocalMediaPlayer {
-        guard let scheme = url.scheme?.lowercased(), ["http", "https", "file"].contains(scheme) else {
-            throw LocalPlaybackError("cannot play \(url.absoluteString): only http, https and file URLs can be played here")
-        }
-        if url.isFileURL, !FileManager.default.isReadableFile(atPath: url.path) {
-            throw LocalPlaybackError("cannot play \(url.absoluteString): there is no readable file at \(url.path)")
-        }
-        let probe = try await MediaProbe.probe(url, ffprobe: ffprobe)
-        let player = LocalMediaPlayer(url: url, format: format, probe: probe, ffmpeg: ffmpeg)
-        try player.restart(at: 0)
-        return player
     }
 
-    private init(url: URL, format: PCMFormat, probe: MediaProbe, ffmpeg: String) {
-        self.url = url
+    private init(media: Media, format: PCMFormat, ffmpeg: String, input: String, protocols: String) {
+        self.media = media
         self.format = format
         self.ffmpeg = ffmpeg
-        duration = probe.duration
-        (title, artist, album) = (probe.title, probe.artist, probe.album)
+        self.input = input
+        self.protocols = protocols
         state = Mutex(State())
     }
 
-    deinit { stop() }
+    /// Finds out what `url` is (an http, https or file URL), then starts decoding it from the start,
+    /// at normal speed, into `format`. Fails with a sentence naming the URL and what is wrong.
+    public static func open(url: URL, format: PCMFormat, ffmpeg: String = "/usr/bin/ffmpeg", ffprobe: String = "/usr/bin/ffprobe",
+                            probeTimeout: Duration = LocalMediaPlayer.probeTimeout) async throws(LocalPlaybackError) -> LocalMediaPlayer {
+        guard format.sampleRate > 0, format.channels > 0 else {
+            throw LocalPlaybackError(.outOfRange, "cannot play \(url.absoluteString) in \(format): it is not a PCM format")
+        }
+        let (input, protocols) = try Self.input(for: url)
+        let media = try await probe(url, ffprobe: ffprobe, timeout: probeTimeout)
+        let player = LocalMediaPlayer(media: media, format: format, ffmpeg: ffmpeg, input: input, protocols: protocols)
+        let decoder = try FFmpegDecoder(ffmpeg: ffmpeg, input: input, protocols: protocols, start: 0, speed: 1, format: format)
+        player.state.withLock { $0.decoder = decoder }
+        return player
+    }
 
-    /// Told of starts, the end and failures, on the reading thread: keep it short.
+    /// Called when playback starts, ends or fails on its own.
     public var onEvent: (@Sendable (Event) -> Void)? {
         get { state.withLock { $0.onEvent } }
         set { state.withLock { $0.onEvent = newValue } }
     }
 
-    /// The media position of what was read (seconds).
+    /// Seconds into the media of what the device was handed.
     public var position: Double {
-        state.withLock { s in
-            let position = s.start + Double(s.framesRead) / Double(format.sampleRate) * s.speed
+        state.withLock { state in
+            let position = state.start + Double(state.framesRead) / Double(format.sampleRate) * state.speed
             return duration.map { min(position, $0) } ?? position
         }
     }
 
     public var speed: Double { state.withLock { $0.speed } }
-    public var hasStarted: Bool { state.withLock { $0.hasStarted } }
-    public var hasEnded: Bool { state.withLock { $0.hasEnded } }
+
+    /// Why playback stopped early, once it has.
     public var failure: String? { state.withLock { $0.failure } }
 
-    /// Software gain (0...1) and mute, applied as samples are read.
+    /// The PID of the ffmpeg decoding now, for diagnostics (and tests that prove it is paced).
+    public var decoderPID: pid_t? { state.withLock { $0.decoder?.child.pid } }
+
+    /// Software gain applied to every sample read: the device has no volume of its own.
     public var volume: Float {
         get { state.withLock { $0.volume } }
         set { state.withLock { $0.volume = min(max(newValue, 0), 1) } }
     }
+
     public var isMuted: Bool {
         get { state.withLock { $0.isMuted } }
         set { state.withLock { $0.isMuted = newValue } }
     }
 
-    /// Plays from `seconds` (clamped to the media), discarding what was decoded before.
-    public func seek(to seconds: Double) throws(LocalPlaybackError) {
-        try restart(at: max(0, duration.map { min(seconds, $0) } ?? seconds))
-    }
-
-    /// 0.5 to 2 times; restarts at the current position.
-    public func setSpeed(_ speed: Double) throws(LocalPlaybackError) {
-        guard (0.5...2).contains(speed) else { throw LocalPlaybackError("a speed must be from 0.5 to 2, not \(speed)") }
-        let position = position
-        state.withLock { $0.speed = speed }
-        try restart(at: position)
-    }
-
-    /// Stops ffmpeg; `read` returns `.ended` from now on.
-    public func stop() {
-        let decoder = state.withLock { s -> PCMDecoderProcess? in
-            s.stopped = true
-            s.generation += 1
-            defer { s.decoder = nil }
-            return s.decoder
-        }
-        decoder?.stop()
-    }
-
-    /// The ffmpeg child's PID while one runs (for tests and the operator's log).
-    public var decoderPID: Int32? { state.withLock { $0.decoder?.pid } }
-
-    private func restart(at position: Double) throws(LocalPlaybackError) {
-        let speed = state.withLock { $0.speed }
-        let decoder = try PCMDecoderProcess(url: url, format: format, from: position, speed: speed, ffmpeg: ffmpeg)
-        let old = state.withLock { s -> PCMDecoderProcess? in
-            let old = s.decoder
-            if s.stopped {
-                return decoder  // stopped meanwhile: the new one goes too
+    /// Plays from `seconds` (clamped to the media), dropping what was decoded; past the end, ends.
+    /// After the end or a failure, this is how to play again. Does nothing once stopped.
+    public func seek(to seconds: Double) {
+        let target = max(0, seconds.isFinite ? seconds : 0)
+        if let duration, target >= duration {
+            let (old, event) = state.withLock { state -> (FFmpegDecoder?, (@Sendable (Event) -> Void)?) in
+                guard state.phase != .stopped else { return (nil, nil) }
+                let old = state.decoder
+                state.decoder = nil
+                state.phase = .ended
+                state.start = duration
+                state.framesRead = 0
+                state.carry = []
+                let report = !state.reportedEnd
+                state.reportedEnd = true
+                return (old, report ? state.onEvent : nil)
             }
-            s.decoder = decoder
-            s.generation += 1
-            s.start = position
-            s.framesRead = 0
-            s.partial = []
-            s.hasStarted = false
-            s.hasEnded = false
-            s.failure = nil
+            old?.stop()
+            event?(.ended)
+            return
+        }
+        restart(at: target, speed: nil)
+    }
+
+    /// Plays at `speed` times normal (`LocalMediaPlayer.speeds`) from where it is; pitch is kept.
+    public func setSpeed(_ speed: Double) throws(LocalPlaybackError) {
+        guard Self.speeds.contains(speed) else {
+            throw LocalPlaybackError(.outOfRange, "a speed of \(speed) is outside what local playback can do (\(Self.speeds.lowerBound) to \(Self.speeds.upperBound))")
+        }
+        let playing = state.withLock { state in
+            if state.phase != .decoding { state.speed = speed }
+            return state.phase == .decoding && state.speed != speed
+        }
+        if playing { restart(at: position, speed: speed) }
+    }
+
+    /// Stops for good: ffmpeg is killed and reaped, and `read` returns `.ended` from now on.
+    public func stop() {
+        let old = state.withLock { state -> FFmpegDecoder? in
+            state.phase = .stopped
+            state.reportedEnd = true
+            defer { state.decoder = nil }
+            return state.decoder
+        }
+        old?.stop()
+    }
+
+    /// Starts a decoder at `start` (and `speed`, if given) in place of the current one.
+    private func restart(at start: Double, speed newSpeed: Double?) {
+        let speed = newSpeed ?? self.speed
+        let decoder: FFmpegDecoder
+        do {
+            decoder = try FFmpegDecoder(ffmpeg: ffmpeg, input: input, protocols: protocols, start: start, speed: speed, format: format)
+        } catch {
+            fail("cannot play \(media.url.absoluteString): \(error)", replacing: nil)
+            return
+        }
+        let old = state.withLock { state -> FFmpegDecoder? in
+            guard state.phase != .stopped else { return decoder }
+            let old = state.decoder
+            state.phase = .decoding
+            state.decoder = decoder
+            state.start = start
+            state.framesRead = 0
+            state.speed = speed
+            state.carry = []
+            state.failure = nil
+            state.reportedStart = false
+            state.reportedEnd = false
             return old
         }
         old?.stop()
     }
 
-    // MARK: PCMSource
-
-    public func read(into buffer: UnsafeMutableBufferPointer<Int16>, waitingUpTo timeout: Duration) -> PCMRead {
-        let (decoder, generation, stopped, ended) = state.withLock { ($0.decoder, $0.generation, $0.stopped, $0.hasEnded) }
-        if stopped { return .ended }
-        guard let decoder, !ended else { return .starved }
-        let frameBytes = format.bytesPerFrame
-        let capacity = (buffer.count / format.channels) * frameBytes
-        let raw = UnsafeMutableRawBufferPointer(buffer)
-        // Bytes of a frame split across reads come first.
-        let carried = state.withLock { s -> Int in
-            guard s.generation == generation else { return 0 }
-            let count = min(s.partial.count, capacity)
-            s.partial.withUnsafeBytes { raw.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
-            s.partial.removeAll()
-            return count
+    /// Ends playback with `reason`, if `decoder` (nil: whatever) is still the current one.
+    func fail(_ reason: String, replacing decoder: FFmpegDecoder?) {
+        // The old decoder leaves the lock before it goes: its deinit reaps ffmpeg.
+        let (old, event) = state.withLock { state -> (FFmpegDecoder?, (@Sendable (Event) -> Void)?) in
+            guard state.phase != .stopped, decoder == nil || state.decoder === decoder else { return (nil, nil) }
+            let old = state.decoder
+            state.decoder = nil
+            state.phase = .failed
+            state.failure = reason
+            let report = !state.reportedEnd
+            state.reportedEnd = true
+            return (old, report ? state.onEvent : nil)
         }
-        let milliseconds = Int32(clamping: timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
-        guard let got = decoder.read(into: UnsafeMutableRawBufferPointer(rebasing: raw[carried..<capacity]), waitingUpTo: milliseconds) else {
-            return finished(decoder, generation)
-        }
-        let total = carried + got
-        let frames = total / frameBytes
-        let event = state.withLock { s -> Event? in
-            guard s.generation == generation else { return nil }
-            s.partial = Array(raw[(frames * frameBytes)..<total])
-            s.framesRead += frames
-            let gain = s.isMuted ? 0 : s.volume
-            if gain < 1 {
-                let factor = Int32(gain * 32768)
-                for i in 0..<(frames * format.channels) { buffer[i] = Int16(truncatingIfNeeded: (Int32(buffer[i]) * factor) >> 15) }
-            }
-            guard frames > 0, !s.hasStarted else { return nil }
-            s.hasStarted = true
-            return .started
-        }
-        guard state.withLock({ $0.generation == generation }) else { return .starved }
-        if let event { onEvent?(event) }
-        return frames > 0 ? .frames(frames) : .starved
-    }
-
-    /// The decoder's output ended: the media ended, or fetching or decoding failed.
-    private func finished(_ decoder: PCMDecoderProcess, _ generation: Int) -> PCMRead {
-        let failure = decoder.failure().map { "\(url.absoluteString) stopped playing: \($0)" }
-        let report = state.withLock { s -> Bool in
-            guard s.generation == generation, !s.hasEnded else { return false }
-            s.hasEnded = true
-            s.failure = failure
-            if failure == nil, let duration { s.framesRead = Int(((duration - s.start) / s.speed) * Double(format.sampleRate)) }
-            return true
-        }
-        if report { onEvent?(failure.map(Event.failed) ?? .ended) }
-        return .starved
+        old?.stop()
+        event?(.failed(reason))
     }
 }

@@ -1,61 +1,104 @@
 import MediaDevice
 
-/// A URL session played here, as the system sees it (`AVInterfaceControllable`): the local
-/// player's position, length and tags, and the device's output for pausing and volume. Hand it
-/// to `started(application:playbackControl:session:)`.
+/// A URL played here for a sample-only device, as the system sees it: the same playback control
+/// a URL-playing device has, over a `LocalMediaPlayer` (position, speed, seeking, the end) and the
+/// driver's output (pausing, volume).
 @MainActor
 public final class LocalPlayback: AVInterfaceControllable {
     public let player: LocalMediaPlayer
-    private unowned let output: any SampleOutput
+    private let output: any SampleOutput
     private let onChange: @MainActor () -> Void
+    private var phase: AVInterfacePlaybackState
+    /// Whether samples from the current position on were read: resuming then plays at once.
+    private var heardAudio = false
+    /// Why playback failed, while `state` is `.failed`.
+    public private(set) var failure: String?
+    /// The last change refused (a speed out of range): setters cannot throw, so it is kept here.
+    public private(set) var refusal: LocalPlaybackError?
 
-    /// `onChange` runs when the state changes by itself (the first audio, the end, a failure):
-    /// call `playbackStateChanged(session:)` there.
+    /// `onChange` is called when the state changes on its own (audio started, ended, failed), for
+    /// the driver to publish it. Playing unless `output` is paused. Takes over `player.onEvent`.
     public init(player: LocalMediaPlayer, output: any SampleOutput, onChange: @escaping @MainActor () -> Void) {
         self.player = player
         self.output = output
         self.onChange = onChange
+        phase = output.isPaused ? .paused : .loading
         player.onEvent = { [weak self] event in
-            Task { @MainActor in self?.happened(event) }
+            Task { @MainActor in self?.handle(event) }
         }
     }
 
-    private func happened(_ event: LocalMediaPlayer.Event) {
-        // At the end the sender stops reading, so a later play starts cleanly from the top.
-        if event != .started { output.isPaused = true }
+    private func handle(_ event: LocalMediaPlayer.Event) {
+        switch event {
+        case .started:
+            heardAudio = true
+            guard phase == .loading else { return }
+            phase = .playing
+        case .ended:
+            guard phase != .ended else { return }
+            phase = .ended
+            output.isPaused = true
+        case .failed(let reason):
+            phase = .failed
+            failure = reason
+            output.isPaused = true
+        }
         onChange()
     }
 
-    /// Stops the player (the session ended).
-    public func stopPlayer() { player.stop() }
-
     public var isPlaying: Bool {
-        get { !output.isPaused && !player.hasEnded }
+        get { phase == .loading || phase == .playing }
         set {
-            if newValue, player.hasEnded { try? player.seek(to: 0) }
-            output.isPaused = !newValue
+            guard newValue != isPlaying else { return }
+            if newValue {
+                if phase == .ended || phase == .failed {
+                    failure = nil
+                    heardAudio = false
+                    player.seek(to: 0)
+                }
+                phase = heardAudio ? .playing : .loading
+                output.isPaused = false
+            } else {
+                phase = .paused
+                output.isPaused = true
+            }
         }
     }
 
-    public var state: AVInterfacePlaybackState {
-        if player.failure != nil { return .failed }
-        if player.hasEnded { return .ended }
-        if output.isPaused { return .paused }
-        return player.hasStarted ? .playing : .loading
-    }
+    public var state: AVInterfacePlaybackState { phase }
 
     public var currentPlaybackPosition: Double {
         get { player.position }
-        set { try? player.seek(to: newValue) }
+        set {
+            player.seek(to: newValue)
+            heardAudio = false
+            if let duration = player.duration, newValue >= duration {
+                phase = .ended
+                output.isPaused = true
+            } else if phase == .ended || phase == .failed {
+                failure = nil
+                phase = .paused
+            } else if phase == .playing {
+                phase = .loading  // until the samples from there are read
+            }
+        }
     }
 
     public var playbackSpeed: Float {
         get { Float(player.speed) }
-        set { try? player.setSpeed(Double(newValue)) }
+        set {
+            do throws(LocalPlaybackError) {
+                try player.setSpeed(Double(newValue))
+                refusal = nil
+            } catch {
+                refusal = error
+            }
+        }
     }
 
     public var timeRange: ClosedRange<Double>? { player.duration.map { 0...$0 } }
 
+    /// The device has one volume: the session's is the output's.
     public var volume: Float {
         get { output.volume }
         set { output.volume = newValue }
@@ -70,5 +113,5 @@ public final class LocalPlayback: AVInterfaceControllable {
     public var selectedAudioOption: String? { get { nil } set {} }
     public let subtitleOptions: [String] = []
     public var selectedSubtitleOption: String? { get { nil } set {} }
-    public var metadata: AVInterfaceMetadata { AVInterfaceMetadata(title: player.title, artist: player.artist, album: player.album) }
+    public var metadata: AVInterfaceMetadata { player.metadata }
 }

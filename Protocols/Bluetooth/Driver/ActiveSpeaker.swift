@@ -89,7 +89,7 @@ final class ActiveSpeaker: SampleOutput {
     func shutDown() {
         for sender in streamSenders.values { sender.stop() }
         streamSenders = [:]
-        playback?.stopPlayer()
+        playback?.player.stop()
         playback = nil
         setURLSender(nil)
         releaseIfIdle()

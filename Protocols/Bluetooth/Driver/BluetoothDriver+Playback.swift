@@ -52,7 +52,7 @@ extension BluetoothDriver {
                 let link = try await speaker.acquire()
                 guard self.speakers[session.id] === speaker else { return player.stop() }
                 let routingManager = self.routingManager
-                let sender = try A2DPSender(source: player, configuration: link.configuration, transport: link.fd, writeMTU: link.writeMTU) { end in
+                let sender = try A2DPSender(source: SessionPCMSource(player), configuration: link.configuration, transport: link.fd, writeMTU: link.writeMTU) { end in
                     if case .failed(let why) = end { routingManager.sessionFailed(session, error: MediaDeviceError(.sessionFailed, "\(why)")) }
                 }
                 let playback = LocalPlayback(player: player, output: speaker) { [weak self] in
@@ -60,7 +60,7 @@ extension BluetoothDriver {
                     self.blueZ.setPlayerStatus(playback.isPlaying ? "playing" : "paused")
                     self.routingManager.playbackStateChanged(session: session)
                 }
-                speaker.playback?.stopPlayer()
+                speaker.playback?.player.stop()
                 speaker.playback = playback
                 speaker.setURLSender(sender)
                 speaker.isPaused = false
@@ -75,7 +75,7 @@ extension BluetoothDriver {
 
     func stopSession(_ session: MediaOutputSession) {
         guard let speaker = speakers[session.id], let playback = speaker.playback else { return }
-        playback.stopPlayer()
+        playback.player.stop()
         speaker.playback = nil
         speaker.setURLSender(nil)
         blueZ.setPlayerStatus("stopped")
