@@ -17,7 +17,7 @@ struct BluetoothDiscoveryTests {
             try await bed.addSpeaker("Running Buds", address: "AA:BB:CC:00:00:02", icon: "audio-headphones", pairing: "passkey", code: "123456")
             // A phone: no A2DP sink, so no route.
             try await bed.mock("AddDevice", .string("hci0"), .string("AA:BB:CC:00:00:03"), .string("Phone"))
-            try await bed.waitForPicker(view, ["Kitchen Speaker", "Running Buds"])
+            try await bed.harness.waitForPicker(view, ["Kitchen Speaker", "Running Buds"])
             let speaker = try #require(view.current.first { $0.name == "Kitchen Speaker" }?.routes.first?.device)
             #expect(speaker.id == "bluetooth:AA:BB:CC:00:00:01")
             #expect(speaker.deviceType == .bluetoothSpeaker && speaker.capabilities == [.urlPlayback, .realtimeAudioStreaming])
@@ -29,7 +29,7 @@ struct BluetoothDiscoveryTests {
 
             try await bed.bus.call(destination: "org.bluez", path: BluetoothTestBed.adapter, interface: "org.bluez.Adapter1", method: "RemoveDevice",
                                    [.objectPath(BluetoothTestBed.devicePath("AA:BB:CC:00:00:01"))])
-            try await bed.waitForPicker(view, ["Running Buds"])
+            try await bed.harness.waitForPicker(view, ["Running Buds"])
             await bed.supervisor.closePicker(picker.id)
             try await bed.harness.waitUntil("discovery stopped") {
                 (try? await bed.bus.property("Discovering", of: "org.bluez.Adapter1", at: BluetoothTestBed.adapter, on: "org.bluez").bool) == false
@@ -42,7 +42,7 @@ struct BluetoothDiscoveryTests {
             let view = PickerView()
             let picker = await bed.supervisor.openPicker { view.update($0) }
             try await bed.addSpeaker("Kitchen Speaker", address: "AA:BB:CC:00:00:01")
-            try await bed.waitForPicker(view, ["Kitchen Speaker"])
+            try await bed.harness.waitForPicker(view, ["Kitchen Speaker"])
 
             try await bed.bus.setProperty("Powered", of: "org.bluez.Adapter1", at: BluetoothTestBed.adapter, on: "org.bluez", to: .boolean(false))
             try await bed.harness.waitUntil("power-off reported") { bed.harness.log.contains("Bluetooth adapter hci0 was powered off") }
@@ -54,12 +54,12 @@ struct BluetoothDiscoveryTests {
             // bluetoothd stops: its devices go, and the operator is told why.
             await bed.blueZ.stopBlueZ()
             try await bed.harness.waitUntil("bluetoothd's absence reported") { bed.harness.log.contains("BlueZ (org.bluez) left the system bus") }
-            try await bed.waitForPicker(view, [])
+            try await bed.harness.waitForPicker(view, [])
             // It comes back (with its adapter and the speaker in range): found again without anyone asking.
             try await bed.blueZ.startBlueZ()
             try await bed.mock("AddAdapter", .string("hci0"), .string("Test Laptop"))
             try await bed.addSpeaker("Kitchen Speaker", address: "AA:BB:CC:00:00:01")
-            try await bed.waitForPicker(view, ["Kitchen Speaker"])
+            try await bed.harness.waitForPicker(view, ["Kitchen Speaker"])
             await bed.supervisor.closePicker(picker.id)
         }
     }

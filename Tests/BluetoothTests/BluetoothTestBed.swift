@@ -99,11 +99,6 @@ final class BluetoothTestBed: @unchecked Sendable {
         return controller
     }
 
-    /// Opens a picker and waits until exactly `names` are in it.
-    func waitForPicker(_ view: PickerView, _ names: Set<String>, seconds: Double = 20) async throws {
-        try await harness.waitUntil("picker shows \(names.sorted())", seconds: seconds) { view.names() == names }
-    }
-
     /// A speaker listed in a picker (opened for that and closed again), then activated.
     @discardableResult
     func activatedSpeaker(_ alias: String, address: String, icon: String = "audio-card") async throws -> RouteDescription {

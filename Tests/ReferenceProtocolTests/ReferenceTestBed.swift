@@ -83,7 +83,7 @@ final class ReferenceTestBed: @unchecked Sendable {
 
     /// Opens a picker and waits until exactly `names` are in it.
     func waitForPicker(_ view: PickerView, _ names: Set<String>, seconds: Double = 20) async throws {
-        try await harness.waitUntil("picker shows \(names.sorted())", seconds: seconds) { view.names() == names }
+        try await harness.waitForPicker(view, names, seconds: seconds)
     }
 
     /// The device is in the picker (discovery ran), then activated; pairing answered by `code`.

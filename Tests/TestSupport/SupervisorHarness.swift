@@ -85,6 +85,11 @@ public final class SupervisorHarness: @unchecked Sendable {
         }
     }
 
+    /// Waits until a picker's latest list (kept by `view`) is exactly `names`.
+    public func waitForPicker(_ view: PickerView, _ names: Set<String>, seconds: Double = 20) async throws {
+        try await waitUntil("picker shows \(names.sorted())", seconds: seconds) { view.names() == names }
+    }
+
     /// Tells a running test driver to misbehave.
     public func command(_ protocolID: String, _ word: String) throws {
         // Atomically (a temporary file renamed into place): the driver polls and must never see it half written.

@@ -20,6 +20,8 @@ final class ActiveSpeaker: SampleOutput {
     /// One sender per app sample stream, by stream id, and the one of a URL played here.
     private(set) var streamSenders: [String: A2DPSender] = [:]
     private(set) var urlSender: A2DPSender?
+    /// Senders told to stop whose threads may still write: the socket stays open until they end.
+    private var endingSenders = 0
     var playback: LocalPlayback?
 
     /// The level last set here and what it became on the 0-127 scale, so `volume` reads back what
@@ -64,9 +66,9 @@ final class ActiveSpeaker: SampleOutput {
         return (fd, Int(writeMTU), configuration)
     }
 
-    /// Gives the transport back once nothing plays.
+    /// Gives the transport back once nothing plays (and no sender's thread can still write to it).
     func releaseIfIdle() {
-        guard streamSenders.isEmpty, urlSender == nil, let socket else { return }
+        guard streamSenders.isEmpty, urlSender == nil, endingSenders == 0, let socket else { return }
         self.socket = nil
         close(socket.fd)
         if let transport { Task { try? await blueZ.call(transport, BlueZ.mediaTransport, "Release") } }
@@ -75,19 +77,30 @@ final class ActiveSpeaker: SampleOutput {
     func add(_ sender: A2DPSender, stream: String) { streamSenders[stream] = sender }
 
     func removeSender(stream: String) {
-        streamSenders.removeValue(forKey: stream)?.stop()
+        if let sender = streamSenders.removeValue(forKey: stream) { retire(sender) }
         releaseIfIdle()
     }
 
     func setURLSender(_ sender: A2DPSender?) {
-        urlSender?.stop()
+        if let old = urlSender { retire(old) }
         urlSender = sender
         if sender == nil { releaseIfIdle() }
     }
 
+    /// Stops a sender; the transport may be released once its thread has ended.
+    private func retire(_ sender: A2DPSender) {
+        sender.stop()
+        endingSenders += 1
+        Task {
+            _ = await sender.ending
+            self.endingSenders -= 1
+            self.releaseIfIdle()
+        }
+    }
+
     /// Stops everything and gives the transport back (deactivation, or the device went away).
     func shutDown() {
-        for sender in streamSenders.values { sender.stop() }
+        for sender in streamSenders.values { retire(sender) }
         streamSenders = [:]
         playback?.player.stop()
         playback = nil
