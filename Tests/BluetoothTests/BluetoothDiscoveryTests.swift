@@ -57,6 +57,7 @@ struct BluetoothDiscoveryTests {
             try await bed.harness.waitForPicker(view, [])
             // It comes back (with its adapter and the speaker in range): found again without anyone asking.
             try await bed.blueZ.startBlueZ()
+            try await bed.harness.waitUntil("the missing adapter reported") { bed.harness.log.contains("BlueZ lists no Bluetooth adapter") }
             try await bed.mock("AddAdapter", .string("hci0"), .string("Test Laptop"))
             try await bed.addSpeaker("Kitchen Speaker", address: "AA:BB:CC:00:00:01")
             try await bed.harness.waitForPicker(view, ["Kitchen Speaker"])

@@ -77,6 +77,16 @@ struct BluetoothPairingTests {
         }
     }
 
+    @Test func aNumberToTypeOnTheDeviceIsShownToThePerson() async throws {
+        try await BluetoothTestBed.run { bed in
+            try await listed(bed, "Keypad Speaker", address: "AA:BB:CC:00:00:41", pairing: "display-passkey", code: "246810")
+            let asked = Mutex<PairingRequest?>(nil)
+            _ = try await bed.supervisor.activate("Keypad Speaker") { request in asked.withLock { $0 = request }; return "ok" }
+            #expect(asked.withLock { $0?.reason } == "Type 246810 on Keypad Speaker, then type it here too to go on.")
+            #expect(try await bed.deviceProperty("AA:BB:CC:00:00:41", "Paired").bool == true)
+        }
+    }
+
     @Test func aConfirmationThatDoesNotMatchIsRejected() async throws {
         try await BluetoothTestBed.run { bed in
             try await listed(bed, "Car Kit", address: "AA:BB:CC:00:00:31", pairing: "confirm", code: "")
