@@ -219,7 +219,9 @@ import Testing
         } catch {
             #expect(error.description.contains(url) && error.description.contains("longer than"), "\(error)")
         }
-        #expect(ContinuousClock.now - started < .seconds(4))
+        // The 1 s given was used, not the 10 s default (the sentence above says the deadline
+        // passed); on a loaded machine starting and reaping ffprobe takes seconds of its own.
+        #expect(ContinuousClock.now - started < .seconds(9))
     }
 
     @Test func aServerGoneMidStreamEndsWithTheReason() async throws {
