@@ -89,7 +89,7 @@ extension DBusConnection {
 
 /// A libdbus message kept (one reference of ours) until its call is answered, possibly after the
 /// handler's task: the message itself is only touched on the loop thread.
-struct MessageReference: @unchecked Sendable {
+struct MessageReference: @unchecked Sendable {  // an OpaquePointer, used on the loop thread only
     let message: OpaquePointer
     init(_ message: OpaquePointer) { self.message = message }
     /// Another reference, for a second use of the same call.

@@ -146,7 +146,7 @@ public actor DBusConnection {
 
 /// A libdbus connection just opened and registered on a thread of its own, on its way to the
 /// loop that runs it from then on: handed over once, never used by both threads.
-struct OpenedConnection: @unchecked Sendable {
+struct OpenedConnection: @unchecked Sendable {  // handed from the opening thread to the loop once
     let pointer: OpaquePointer
     let uniqueName: String
 

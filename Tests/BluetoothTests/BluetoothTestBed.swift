@@ -12,7 +12,7 @@ import TestSupport
 /// bluetoothd: there is no Bluetooth hardware or kernel support here), the supervisor running the
 /// real Bluetooth driver against it, serving apps on its socket, and a D-Bus client of the test's
 /// own that plays the devices' part (adds them, presses their buttons, reads their audio).
-final class BluetoothTestBed: @unchecked Sendable {
+final class BluetoothTestBed: @unchecked Sendable {  // set up in init, then used by its one test; tearDown after the body
     let harness: SupervisorHarness
     let blueZ: PrivateBlueZ
     /// The test's own connection to the private bus: the devices' side.
