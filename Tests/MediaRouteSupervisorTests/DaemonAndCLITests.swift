@@ -39,7 +39,7 @@ struct DaemonAndCLITests {
             try harness.drivers.addDriver("org.test.alpha", devices: ["Living Room TV", "Kitchen Radio"])
             try await harness.start()
 
-            let devices = await harness.cli(["devices", "--wait", "0.5", "--json"])
+            let devices = await harness.cli(["devices", "--until", "2", "--wait", "30", "--json"])
             #expect(devices.status == .exited(0), "\(devices.error)")
             #expect(Set(devices.json?.arrayValue?.compactMap { $0.objectValue?["name"]?.stringValue } ?? []) == ["Living Room TV", "Kitchen Radio"])
 
