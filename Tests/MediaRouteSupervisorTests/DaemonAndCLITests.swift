@@ -122,7 +122,7 @@ struct DaemonAndCLITests {
         try await DaemonHarness.run { harness in
             try harness.drivers.addDriver("org.test.secure", devices: ["Secure TV"])
             try await harness.start()
-            _ = await harness.cli(["devices", "--wait", "0.5"])
+            _ = await harness.cli(["devices", "--until", "1", "--wait", "30"])
             let wrong = await harness.cli(["activate", "Secure TV", "--code", "0000"])
             #expect(wrong.status == .exited(1))
             #expect(wrong.error.contains("Secure TV refused the code 0000"))
@@ -142,7 +142,7 @@ struct DaemonAndCLITests {
         try await DaemonHarness.run { harness in
             try harness.drivers.addDriver("org.test.secure", devices: ["Secure TV"])
             try await harness.start()
-            _ = await harness.cli(["devices", "--wait", "0.5"])
+            _ = await harness.cli(["devices", "--until", "1", "--wait", "30"])
             for code in ["abcd", "12345"] {
                 let typo = await harness.cli(["activate", "Secure TV", "--code", code])
                 #expect(typo.status == .exited(64), "\(typo.error)")
@@ -159,7 +159,7 @@ struct DaemonAndCLITests {
             try harness.drivers.addDriver("org.test.keep", devices: ["Study Speaker"])
             try harness.drivers.addDriver("org.test.drop", devices: ["Garden Speaker"])
             try await harness.start()
-            _ = await harness.cli(["devices", "--wait", "0.5"])
+            _ = await harness.cli(["devices", "--until", "1", "--wait", "30"])
             #expect(await harness.cli(["disable", "org.test.drop"]).output == "disabled org.test.drop\n")
             _ = await harness.cli(["activate", "Study Speaker"])
             let drivers = await harness.cli(["drivers", "--json"])
@@ -184,7 +184,7 @@ struct DaemonAndCLITests {
             try harness.drivers.addDriver("org.test.one", devices: ["Office TV"])
             try await harness.start()
             _ = await harness.cli(["activate", "Office TV"]).status  // not in the picker yet: refused
-            _ = await harness.cli(["devices", "--wait", "0.5"])
+            _ = await harness.cli(["devices", "--until", "1", "--wait", "30"])
             #expect(await harness.cli(["activate", "Office TV"]).status == .exited(0))
             let pid = try #require(await harness.cli(["drivers", "--json"]).json?.objectValue?["drivers"]?.arrayValue?.first?.objectValue?["pid"]?.integerValue)
 

@@ -21,7 +21,7 @@ struct ManifestReloadTests {
             let daemon = try #require(harness.daemon)
             kill(daemon.pid, SIGHUP)
             try await waitUntil("the daemon re-read its manifests") { harness.log.contains("manifests re-read") }
-            let devices = await harness.cli(["devices", "--wait", "0.5"])
+            let devices = await harness.cli(["devices", "--until", "1", "--wait", "30"])
             #expect(devices.output.contains("Late Lamp"), "\(devices.output)\(devices.error)")
             let after = await harness.cli(["drivers"])
             #expect(!after.output.contains("refused"), "\(after.output)")
