@@ -11,15 +11,20 @@ import Synchronization
 public final class AVSystemRouteSampleStream: Sendable {
     public let identifier: String
     public let route: AVSystemRoute
+    /// Seconds from a `write` to its sound leaving the device, as the driver estimates it (a
+    /// Bluetooth device reports its own delay); nil when the driver does not say. Schedule
+    /// against it to keep pictures in step with the sound.
+    public let outputLatency: Double?
     let ring: SampleRing
     private let daemon: DaemonConnection
     private let ended = Mutex<AVSystemRoutingError?>(nil)
 
-    init(identifier: String, route: AVSystemRoute, ring: SampleRing, daemon: DaemonConnection) {
+    init(identifier: String, route: AVSystemRoute, ring: SampleRing, daemon: DaemonConnection, outputLatency: Double? = nil) {
         self.identifier = identifier
         self.route = route
         self.ring = ring
         self.daemon = daemon
+        self.outputLatency = outputLatency
     }
 
     public var format: SampleFormat { ring.format }
@@ -121,7 +126,7 @@ extension AVSystemRoute {
             _ = try? await daemon.call(Streams.Stop(stream: id))
             throw AVSystemRoutingError(.protocolError, "the stream's ring is unusable: \(error)")
         }
-        let stream = AVSystemRouteSampleStream(identifier: id, route: self, ring: ring, daemon: daemon)
+        let stream = AVSystemRouteSampleStream(identifier: id, route: self, ring: ring, daemon: daemon, outputLatency: opened.latency)
         registry.add(stream)
         return stream
     }

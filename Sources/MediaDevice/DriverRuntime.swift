@@ -162,16 +162,15 @@ enum DriverRuntime {
             }
             guard ring.format == request.format else { throw RPCError.invalidParams("the ring holds \(ring.format), but the message says \(request.format)") }
             let stream = RealtimeSampleStream(identifier: request.stream, session: session, ring: ring)
-            let result: Result<Void, RPCError> = await MainActor.run {
+            let result: Result<Double?, RPCError> = await MainActor.run {
                 guard let driver = DriverRuntime.driver as? any RealtimeSampleHandling else {
                     return .failure(MediaDeviceError(.unsupported, "this driver takes no real-time samples").rpcError)
                 }
                 sampleStreams.append(stream)
                 driver.startRealtimeSampleDelivery(session: session)
-                return .success(())
+                return .success(driver.outputLatency(for: stream))
             }
-            try result.get()
-            return NoResult()
+            return ToDriver.StartStream.Started(latency: try result.get())
         }
         on(ToDriver.StopStream.self) { _, request in
             closeStreams { $0.identifier == request.stream }

@@ -15,6 +15,14 @@ public protocol RealtimeSampleHandling: MediaDeviceExtension {
     /// A stream of `session` closed (it has left `realtimeSampleStreams(for:)`): stop reading it,
     /// release its encoder.
     func stopRealtimeSampleDelivery(session: MediaOutputSession)
+    /// Seconds from a sample leaving the ring to its sound leaving the device, if you know it
+    /// (a Bluetooth device reports its own delay): apps schedule against it. Asked right after
+    /// `startRealtimeSampleDelivery`; the default says nothing.
+    func outputLatency(for stream: RealtimeSampleStream) -> Double?
+}
+
+extension RealtimeSampleHandling {
+    public func outputLatency(for stream: RealtimeSampleStream) -> Double? { nil }
 }
 
 /// One stream of samples an app sends to a session's device: the ring the driver consumes.

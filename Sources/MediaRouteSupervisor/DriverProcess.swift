@@ -125,6 +125,16 @@ final class DriverProcess: Sendable {
             connection = try await Connection.open(socket: mine, hello: Hello(role: .supervisor, name: "mediarouted"),
                                                    side: .acceptor(acceptingRoles: [.driver]), loop: loop,
                                                    configuration: configuration, handlers: handlers)
+        } catch let error as RPCError where error.code == .identityMismatch {
+            // The driver was told why in an error frame: let it write that to its log and leave by
+            // itself (killing it at once lost its last words), within a second.
+            let killer = Task {
+                try await Task.sleep(for: .seconds(1))
+                child.signal(SIGKILL)
+            }
+            _ = await child.exitStatus(loop: loop)
+            killer.cancel()
+            throw error
         } catch {
             child.signal(SIGKILL)
             throw error
@@ -134,7 +144,7 @@ final class DriverProcess: Sendable {
         let process = DriverProcess(manifest: manifest, child: child, connection: connection,
                                     supportsSimultaneousSessions: identity?.supportsSimultaneousSessions ?? false,
                                     takesSamples: identity?.realtimeSampleHandling ?? false, holder: holder)
-        holder.onTermination { termination in
+        holder.onTermination(on: loop) { termination in
             let waiters = process.exit.withLock { state in
                 state.termination = termination
                 defer { state.waiters.removeAll() }
@@ -197,13 +207,16 @@ private final class ProcessHolder: Sendable {
 
     func keep(_ watchers: [DescriptorWatcher]) { state.withLock { $0.watchers = watchers } }
 
-    func onTermination(_ receiver: @escaping @Sendable (ChildProcess.Termination) -> Void) {
+    /// `receiver` runs on `loop`, as terminations do: one that came early (a driver that crashed
+    /// right after its handshake) is handed over there too, not on the caller's thread, where the
+    /// supervisor's `assumeIsolated` would trap.
+    func onTermination(on loop: EventLoop, _ receiver: @escaping @Sendable (ChildProcess.Termination) -> Void) {
         let early: ChildProcess.Termination? = state.withLock { state in
             state.receiver = receiver
             defer { state.early = nil }
             return state.early
         }
-        if let early { receiver(early) }
+        if let early { loop.execute { receiver(early) } }
     }
 
     func terminated(_ termination: ChildProcess.Termination) {

@@ -27,9 +27,10 @@ extension Supervisor {
         // Recorded before the driver hears of it: whatever ends it from now on (the route, the
         // opener disconnecting) tells the driver too.
         route.streams[stream] = (format, owner)
+        let started: ToDriver.StartStream.Started
         do {
-            try await call(route.record, ToDriver.StartStream(session: route.session.id, stream: stream, format: format),
-                           descriptors: [ring.memoryFD, ring.wakeupFD])
+            started = try await call(route.record, ToDriver.StartStream(session: route.session.id, stream: stream, format: format),
+                                     descriptors: [ring.memoryFD, ring.wakeupFD])
         } catch {
             // The driver may have opened it before the failure reached here (a timeout, a cancelled request).
             if route.streams.removeValue(forKey: stream) != nil { closeAtDriver(stream, on: route) }
@@ -39,7 +40,7 @@ extension Supervisor {
             throw MediaDeviceError(.connectionFailed, "the stream to \(route.device.displayName) ended while it was opening")
         }
         logger.info("stream \(stream) open on \(route.device.displayName): \(format)")
-        return (Streams.Start.Opened(stream: stream, route: route.session.id, format: format), ring)
+        return (Streams.Start.Opened(stream: stream, route: route.session.id, format: format, latency: started.latency), ring)
     }
 
     /// Closes a stream; only the connection that opened it may.

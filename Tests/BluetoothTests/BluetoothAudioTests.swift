@@ -31,6 +31,10 @@ struct BluetoothAudioTests {
             let address = "AA:BB:CC:00:00:41"
             let (route, _) = try await route(bed, address: address)
             let stream = try await route.startAudioStream()
+            // The app learns how late its sound is heard: the device's own 150 ms (BlueZ's Delay)
+            // and one 7-frame SBC packet (18.7 ms at 48 kHz) plus the sender's 10 ms lead.
+            let latency = try #require(stream.outputLatency)
+            #expect(abs(latency - (0.150 + 896.0 / 48_000 + 0.010)) < 0.001, "\(latency)")
             let peer = try await A2DPCapture(bed, address: address)
             defer { peer.close() }
             // The device reads as the packets come, as a real one does.

@@ -25,7 +25,9 @@ struct BluetoothDiscoveryTests {
             #expect(view.current.first { $0.name == "Running Buds" }?.routes.first?.device.deviceType == .headphones)
             #expect(!view.names().contains("Phone"))
             // Discovery ran as BlueZ documents it: a filter for A2DP sinks, then StartDiscovery.
-            #expect(try await bed.bus.property("Discovering", of: "org.bluez.Adapter1", at: BluetoothTestBed.adapter, on: "org.bluez").bool == true)
+            try await bed.harness.waitUntil("the adapter discovering") {
+                (try? await bed.bus.property("Discovering", of: "org.bluez.Adapter1", at: BluetoothTestBed.adapter, on: "org.bluez").bool) == true
+            }
 
             try await bed.bus.call(destination: "org.bluez", path: BluetoothTestBed.adapter, interface: "org.bluez.Adapter1", method: "RemoveDevice",
                                    [.objectPath(BluetoothTestBed.devicePath("AA:BB:CC:00:00:01"))])

@@ -115,7 +115,11 @@ package enum Streams {
             package let format: SampleFormat
             package let memory: Int
             package let wakeup: Int
-            package init(stream: String, route: String, format: SampleFormat) { (self.stream, self.route, self.format, self.memory, self.wakeup) = (stream, route, format, 0, 1) }
+            /// Seconds from a write to the sound leaving the device, when its driver says.
+            package let latency: Double?
+            package init(stream: String, route: String, format: SampleFormat, latency: Double? = nil) {
+                (self.stream, self.route, self.format, self.memory, self.wakeup, self.latency) = (stream, route, format, 0, 1, latency)
+            }
         }
         package typealias Result = Opened
         package static let method = "stream.start"

@@ -131,7 +131,30 @@ package enum ToDriver {
 
     /// Sent with the ring's memfd and eventfd as descriptors 0 and 1.
     package struct StartStream: WireRequest {
-        package typealias Result = NoResult
+        /// The driver's answer: how long from a record leaving the ring to its sound leaving the
+        /// device, when the driver knows (a Bluetooth device reports its own share). `null` and
+        /// `{}` say nothing.
+        package struct Started: Codable, Sendable, Equatable {
+            package let latency: Double?
+            package init(latency: Double?) { self.latency = latency }
+            private enum Keys: String, CodingKey { case latency }
+            package init(from decoder: any Decoder) throws {
+                if try decoder.singleValueContainer().decodeNil() {
+                    latency = nil
+                    return
+                }
+                let latency = try decoder.container(keyedBy: Keys.self).decodeIfPresent(Double.self, forKey: .latency)
+                if let latency, !(0...60).contains(latency) {
+                    throw DecodingError.dataCorrupted(.init(codingPath: [Keys.latency], debugDescription: "a latency is 0 to 60 seconds, not \(latency)"))
+                }
+                self.latency = latency
+            }
+            package func encode(to encoder: any Encoder) throws {
+                var object = encoder.container(keyedBy: Keys.self)
+                try object.encodeIfPresent(latency, forKey: .latency)
+            }
+        }
+        package typealias Result = Started
         package static let method = "stream.start"
         package let session: String
         package let stream: String

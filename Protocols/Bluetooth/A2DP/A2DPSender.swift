@@ -69,7 +69,10 @@ public final class A2DPSender: Sendable {
 
     /// Checks that `source` gives the configuration's PCM and that `writeMTU` carries a frame.
     /// `onPacketSent` runs on the sender's thread after each packet: keep it short.
-    public init(source: any PCMSource, configuration: SBCConfiguration, transport: Int32, writeMTU: Int, lead: Duration = .milliseconds(10),
+    /// How early a packet leaves before its due time, unless told otherwise.
+    public static let defaultLead: Duration = .milliseconds(10)
+
+    public init(source: any PCMSource, configuration: SBCConfiguration, transport: Int32, writeMTU: Int, lead: Duration = A2DPSender.defaultLead,
                 onPacketSent: (@Sendable (SentPacket) -> Void)? = nil, onEnd: @escaping @Sendable (Ending) -> Void) throws(A2DPError) {
         guard source.format == configuration.pcmFormat else {
             throw A2DPError("the PCM source gives \(source.format), but \(configuration) takes \(configuration.pcmFormat)")

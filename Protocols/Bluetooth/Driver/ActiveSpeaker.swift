@@ -41,6 +41,15 @@ final class ActiveSpeaker: SampleOutput {
     /// The device's rendering delay as BlueZ reports it (A2DP delay reporting), in seconds.
     var deviceDelay: Double? { transport.flatMap { blueZ.objects.transports[$0]?.delay }.map { Double($0) / 10_000 } }
 
+    /// Audio frames in one A2DP packet at this transport's MTU (bluetoothd's usual 895 bytes
+    /// until the transport is acquired).
+    var samplesPerPacket: Int {
+        guard let configuration else { return 0 }
+        let settings = configuration.encoderSettings
+        let packetizer = try? A2DPPacketizer(frameBytes: settings.frameBytes, samplesPerFrame: settings.samplesPerFrame, writeMTU: socket?.writeMTU ?? 895)
+        return packetizer?.samplesPerPacket ?? 0
+    }
+
     // MARK: Transport
 
     /// Acquires the transport if it is not yet: the socket A2DP media packets go to.

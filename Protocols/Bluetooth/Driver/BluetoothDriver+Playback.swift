@@ -33,6 +33,15 @@ extension BluetoothDriver {
         }
     }
 
+    /// The device's own delay (BlueZ's `Delay`, from A2DP delay reporting) and what the sender
+    /// holds before sending: one packet's worth of audio, and its lead.
+    func outputLatency(for stream: RealtimeSampleStream) -> Double? {
+        guard let speaker = speakers[stream.session.id], let configuration = speaker.configuration else { return nil }
+        let packet = Double(speaker.samplesPerPacket) / Double(configuration.sampleRate)
+        let lead = Double(A2DPSender.defaultLead.components.attoseconds) / 1e18
+        return (speaker.deviceDelay ?? 0) + packet + lead
+    }
+
     func stopRealtimeSampleDelivery(session: MediaOutputSession) {
         guard let speaker = speakers[session.id] else { return }
         let open = Set(routingManager.realtimeSampleStreams(for: session).map(\.identifier))
