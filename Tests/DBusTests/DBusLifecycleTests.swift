@@ -130,6 +130,28 @@ struct DBusLifecycleTests {
         }
     }
 
+    @Test func aConnectionReleasedWithoutCloseLeavesTheBus() async throws {
+        try await DBusConnectionTests.withPair { server, client, bus in
+            var released: DBusConnection? = try await DBusConnection.connect(address: bus.address)
+            let name = try #require(released?.uniqueName)
+            let leaving = try await client.signals(matching: DBusMatchRule(sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus",
+                                                                           member: "NameOwnerChanged", arg0: name))
+            // Signals keep arriving for it while it goes: none may reach the freed connection.
+            _ = try await released?.signals(matching: DBusMatchRule(member: "Tick"))
+            let emitter = Task {
+                while !Task.isCancelled {
+                    try? await server.emit(path: "/", interface: "org.test.Echo", signal: "Tick")
+                    await Task.yield()
+                }
+            }
+            released = nil
+            let left = try await DBusTestWaiting.first(of: leaving, within: .seconds(10)) { NameOwnerChangedSignal($0)?.newOwner.isEmpty == true }
+            emitter.cancel()
+            _ = await emitter.value
+            #expect(left != nil, "\(name) did not leave the bus within 10 s of being released")
+        }
+    }
+
     /// The round trip of a call to a method exported in the same process, through dbus-daemon.
     @Test func roundTripTime() async throws {
         try await DBusConnectionTests.withPair(["/test": [DBusConnectionTests.echo]]) { server, client, _ in
