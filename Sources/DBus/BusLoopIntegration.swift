@@ -18,6 +18,8 @@ final class BusLoopIntegration: EventLoopIOHandler, @unchecked Sendable {  // lo
     var onMessage: (OpaquePointer) -> Void = { _ in }
     private var watches: [Int32: [OpaquePointer]] = [:]
     private var registered: [Int32: UInt32] = [:]
+    /// The timeouts libdbus has (enabled or not), and the loop timers of the enabled ones.
+    private var timeouts: Set<OpaquePointer> = []
     private var timers: [OpaquePointer: EventLoop.TimerHandle] = [:]
     private var dispatchScheduled = false
     /// False once `uninstall` ran: the connection may be freed, and queued work must not touch it.
@@ -41,10 +43,10 @@ final class BusLoopIntegration: EventLoopIOHandler, @unchecked Sendable {  // lo
             BusLoopIntegration.from(context).toggled(watch!)
         }, context, nil)
         dbus_connection_set_timeout_functions(raw, { timeout, context in
-            BusLoopIntegration.from(context).armed(timeout!)
+            BusLoopIntegration.from(context).added(timeout: timeout!)
             return 1
         }, { timeout, context in
-            BusLoopIntegration.from(context).disarmed(timeout!)
+            BusLoopIntegration.from(context).removed(timeout: timeout!)
         }, { timeout, context in
             let integration = BusLoopIntegration.from(context)
             integration.disarmed(timeout!)
@@ -78,6 +80,7 @@ final class BusLoopIntegration: EventLoopIOHandler, @unchecked Sendable {  // lo
         watches = [:]
         for handle in timers.values { loop.cancelTimer(handle) }
         timers = [:]
+        timeouts = []
     }
 
     private static func from(_ context: UnsafeMutableRawPointer?) -> BusLoopIntegration {
@@ -125,9 +128,10 @@ final class BusLoopIntegration: EventLoopIOHandler, @unchecked Sendable {  // lo
 
     func handleIOEvents(_ events: UInt32) {
         guard isInstalled else { return }
-        // One connection, one socket: every watch we have is on it.
-        for (_, list) in watches {
-            for watch in list where dbus_watch_get_enabled(watch) != 0 {
+        // One connection, one socket: every watch we have is on it. Handling one watch may make
+        // libdbus remove (and free) others, so each is checked to be still ours before it is used.
+        for (fd, list) in watches {
+            for watch in list where watches[fd]?.contains(watch) == true && dbus_watch_get_enabled(watch) != 0 {
                 var flags: UInt32 = 0
                 if events & (EPOLLIN.rawValue | EPOLLHUP.rawValue) != 0 { flags |= DBUS_WATCH_READABLE.rawValue }
                 if events & EPOLLOUT.rawValue != 0 { flags |= DBUS_WATCH_WRITABLE.rawValue }
@@ -143,13 +147,25 @@ final class BusLoopIntegration: EventLoopIOHandler, @unchecked Sendable {  // lo
 
     // MARK: Timeouts
 
+    private func added(timeout: OpaquePointer) {
+        timeouts.insert(timeout)
+        armed(timeout)
+    }
+
+    private func removed(timeout: OpaquePointer) {
+        timeouts.remove(timeout)
+        disarmed(timeout)
+    }
+
     private func armed(_ timeout: OpaquePointer) {
         guard dbus_timeout_get_enabled(timeout) != 0 else { return }
         let interval = Duration.milliseconds(Int(dbus_timeout_get_interval(timeout)))
+        disarmed(timeout)
         timers[timeout] = loop.schedule(after: interval) { [weak self] in
             guard let self, self.isInstalled, self.timers.removeValue(forKey: timeout) != nil else { return }
             _ = dbus_timeout_handle(timeout)
-            self.armed(timeout)  // libdbus timeouts repeat until removed
+            // libdbus timeouts repeat until removed; handling may have removed (freed) or re-armed it.
+            if self.timeouts.contains(timeout), self.timers[timeout] == nil { self.armed(timeout) }
             self.dispatch()
         }
     }

@@ -33,6 +33,7 @@ extension DBusConnection {
                 // Sent and registered in one step on the loop: the reply cannot come in between.
                 callsStarting -= 1
                 var sent: UInt32 = 0
+                guard !Task.isCancelled else { return continuation.resume(returning: .failure(Self.cancelled(description))) }
                 guard isConnected, dbus_connection_send(raw, outgoing.message, &sent) != 0 else {
                     return continuation.resume(returning: .failure(DBusError.disconnected("\(description): the connection is closed")))
                 }
@@ -42,12 +43,19 @@ extension DBusConnection {
                     self.assumeIsolated { $0.finish(registered, .failure(DBusError(name: DBusError.noReply, message: "\(description): no answer within \(timeout)"))) }
                 }
                 pending[registered] = PendingCall(continuation: continuation, timer: timer, description: description)
+                // Cancelled before the serial was known: `onCancel` found nothing to abandon.
+                if Task.isCancelled { finish(registered, .failure(Self.cancelled(description))) }
             }
         } onCancel: {
             let sent = serial.withLock { $0 }
-            Task { await self.finish(sent, .failure(DBusError(name: DBusError.cancelled, message: "\(description): the caller stopped waiting"))) }
+            guard sent != 0 else { return }  // not sent yet: the body sees the cancellation itself
+            Task { await self.finish(sent, .failure(Self.cancelled(description))) }
         }
         return try result.get()
+    }
+
+    static func cancelled(_ description: String) -> DBusError {
+        DBusError(name: DBusError.cancelled, message: "\(description): the caller stopped waiting")
     }
 
     /// Sends a call without waiting for, or wanting, an answer.

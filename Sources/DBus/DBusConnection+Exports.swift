@@ -7,8 +7,13 @@ extension DBusConnection {
     /// Introspect, Properties Get/Set/GetAll for them; Peer.Ping is libdbus's own.
     public func export(_ interfaces: [DBusInterface], at path: DBusObjectPath) throws(DBusError) {
         guard path.isValid else { throw .invalidArguments("\"\(path)\" is not a valid object path") }
-        for interface in interfaces where dbus_validate_interface(interface.name, nil) == 0 {
-            throw .invalidArguments("\"\(interface.name)\" is not a valid interface name")
+        for interface in interfaces {
+            guard dbus_validate_interface(interface.name, nil) != 0 else { throw .invalidArguments("\"\(interface.name)\" is not a valid interface name") }
+            // Members no caller could name would only show up, unreachable, in the introspection.
+            let members = interface.methods.map(\.name) + interface.properties.map(\.name) + interface.signals.map(\.name)
+            if let bad = members.first(where: { dbus_validate_member($0, nil) == 0 }) {
+                throw .invalidArguments("\"\(bad)\" in \(interface.name) is not a valid member name")
+            }
         }
         exported[path] = Dictionary(interfaces.map { ($0.name, $0) }, uniquingKeysWith: { _, last in last })
     }

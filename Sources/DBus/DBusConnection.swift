@@ -73,7 +73,10 @@ public actor DBusConnection {
     }
 
     private func start() {
-        integration.onMessage = { [unowned self] message in
+        // Weak: a connection released without `close()` closes from its deinit by a job on the
+        // loop, and messages read before that job runs are dropped, not handed to a freed actor.
+        integration.onMessage = { [weak self] message in
+            guard let self else { return }
             let borrowed = MessageReference(message)  // valid for this call, on this thread
             self.assumeIsolated { $0.received(borrowed.message) }
         }

@@ -22,6 +22,8 @@ enum MessageWriter {
         switch value {
         case .string(let text):
             guard !text.utf8.contains(0) else { throw .invalidArguments("a string may not contain NUL: \(text.debugDescription)") }
+            // Swift strings are valid UTF-8 already; libdbus aborts on what it calls invalid, so ask it.
+            guard dbus_validate_utf8(text, nil) != 0 else { throw .invalidArguments("libdbus does not take \(text.debugDescription) as UTF-8") }
         case .objectPath(let path):
             guard path.isValid else { throw .invalidArguments("\"\(path)\" is not a valid object path") }
         case .signature(let signature):

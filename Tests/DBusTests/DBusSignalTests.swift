@@ -74,6 +74,9 @@ struct DBusSignalTests {
             let second = try await DBusConnection.connect(address: bus.address)
             try await second.requestName("org.test.Speaker")
             try await Self.waitUntil("new owner") { owners.all.count == 3 }
+            let released = try #require(NameOwnerChangedSignal(owners.all[1]))
+            #expect(released.name == "org.test.Speaker" && released.oldOwner == server.uniqueName && released.newOwner.isEmpty)
+            #expect(NameOwnerChangedSignal(owners.all[2])?.newOwner == second.uniqueName)
             try await second.emit(path: "/", interface: "org.test.Speaker", signal: "Hello")
             try await Self.waitUntil("hello from the new owner") { fromSpeaker.all.count == 2 }
             #expect(fromSpeaker.all.last?.sender == second.uniqueName)
