@@ -29,7 +29,7 @@ from dbusmock.mockobject import DBusMockObject, objects
 from dbusmock.templates import bluez5
 from dbusmock.templates.bluez5 import (BUS_NAME, MAIN_OBJ, SYSTEM_BUS, IS_OBJECT_MANAGER,  # noqa: F401 (dbusmock reads these)
                                        ADAPTER_IFACE, DEVICE_IFACE, AGENT_MANAGER_IFACE, MEDIA_IFACE, OBJECT_MANAGER_IFACE,
-                                       BLUEZ_MOCK_IFACE, AddDevice, RemoveAdapter, PairDevice)  # noqa: F401 (stock Mock methods kept)
+                                       BLUEZ_MOCK_IFACE, AddDevice, RemoveAdapter)  # noqa: F401 (stock Mock methods kept)
 
 PROFILE_MANAGER_IFACE = 'org.bluez.ProfileManager1'
 AGENT_IFACE = 'org.bluez.Agent1'
@@ -45,9 +45,16 @@ AVRCP_CONTROLLER = '0000110e-0000-1000-8000-00805f9b34fb'
 DEFAULT_SINK_CAPABILITIES = [0x3F, 0xFF, 2, 53]
 # What bluetoothd reports for a BR/EDR A2DP link: read MTU, write MTU.
 READ_MTU, WRITE_MTU = 672, 895
+# The sink's reported delay in 1/10 ms (150 ms), as Delay on the transport.
+DELAY = 1500
+# The AVRCP absolute volume (0-127) a device starts with.
+INITIAL_VOLUME = 64
 
-# Who registered what: the connection (unique name) and object path bluetoothd calls back.
-registered = {'agent': None}
+# Agents as src/agent.c keeps them: one per connection (unique name -> (sender, path, interface,
+# capability)), and the queue of default agents (the first registered becomes the default).
+agents = {}
+default_agents = []
+CAPABILITIES = ('', 'DisplayOnly', 'DisplayYesNo', 'KeyboardOnly', 'NoInputNoOutput', 'KeyboardDisplay')
 # The mock's main object (the ObjectManager at /), set by load().
 main = None
 
@@ -96,9 +103,38 @@ def call(owner, method, args, on_reply=None, on_error=None, signature=None, time
                      on_reply or (lambda *_: None), on_error or (lambda *_: None), timeout=timeout)
 
 
+# How long bluetoothd waits for an agent's answer (src/agent.c REQUEST_TIMEOUT) before failing.
+AGENT_TIMEOUT = 60
+
+
+def agent_for(sender):
+    '''The agent bluetoothd asks on behalf of `sender` (agent_get): its own, else the default one.'''
+    return agents.get(sender) or (default_agents[0] if default_agents else None)
+
+
+def owner_left(name, old_owner, new_owner):
+    '''A client left the bus: bluetoothd forgets what it registered (its disconnect watches).'''
+    if not name.startswith(':') or new_owner:
+        return
+    agent = agents.pop(name, None)
+    if agent in default_agents:
+        default_agents.remove(agent)
+    for obj in list(objects.values()):
+        if isinstance(obj, Adapter):
+            obj.client_left(name)
+        elif isinstance(obj, Device) and obj.pairing and obj.pairing['sender'] == name:
+            # create_bond_req_exit: whoever asked to pair left, the pairing is cancelled.
+            obj.cancel_pairing()
+        elif isinstance(obj, Transport) and obj.owner == name:
+            # media_owner_exit: the stream is suspended, the transport goes back to idle.
+            obj.release()
+
+
 def load(mock, parameters):
     global main
     main = mock
+    mock.connection.add_signal_receiver(owner_left, 'NameOwnerChanged', 'org.freedesktop.DBus', 'org.freedesktop.DBus',
+                                        '/org/freedesktop/DBus')
     add(AgentManager, '/org/bluez', AGENT_MANAGER_IFACE, {})
     objects['/org/bluez'].AddMethods(PROFILE_MANAGER_IFACE, [
         ('RegisterProfile', 'osa{sv}', '', ''),
@@ -109,20 +145,28 @@ def load(mock, parameters):
 class AgentManager(DBusMockObject):
     @dbus.service.method(AGENT_MANAGER_IFACE, in_signature='os', out_signature='', sender_keyword='sender')
     def RegisterAgent(self, path, capability, sender=None):
-        if registered['agent'] and registered['agent'][0] == sender and registered['agent'][1] == path:
+        if sender in agents:
             raise bluez_error('AlreadyExists', 'Already Exists')
-        registered['agent'] = (sender, path, AGENT_IFACE, str(capability))
+        if capability not in CAPABILITIES:
+            raise bluez_error('InvalidArguments', 'Invalid arguments in method call')
+        agents[sender] = (sender, str(path), AGENT_IFACE, str(capability) or 'KeyboardDisplay')
+        default_agents.append(agents[sender])
 
     @dbus.service.method(AGENT_MANAGER_IFACE, in_signature='o', out_signature='', sender_keyword='sender')
     def RequestDefaultAgent(self, path, sender=None):
-        if not registered['agent'] or registered['agent'][:2] != (sender, path):
+        agent = agents.get(sender)
+        if agent is None or agent[1] != str(path):
             raise bluez_error('DoesNotExist', 'Does Not Exist')
+        default_agents.remove(agent)
+        default_agents.insert(0, agent)
 
     @dbus.service.method(AGENT_MANAGER_IFACE, in_signature='o', out_signature='', sender_keyword='sender')
     def UnregisterAgent(self, path, sender=None):
-        if not registered['agent'] or registered['agent'][:2] != (sender, path):
+        agent = agents.get(sender)
+        if agent is None or agent[1] != str(path):
             raise bluez_error('DoesNotExist', 'Does Not Exist')
-        registered['agent'] = None
+        del agents[sender]
+        default_agents.remove(agent)
 
 
 class Adapter(DBusMockObject):
@@ -159,7 +203,7 @@ class Adapter(DBusMockObject):
         device = objects.get(str(path))
         if not isinstance(device, DBusMockObject) or not str(path).startswith(self.path + '/'):
             raise bluez_error('DoesNotExist', 'Does Not Exist')
-        if isinstance(device, AudioDevice):
+        if isinstance(device, Device):
             device.drop_link()
         remove(str(path))
         interfaces_removed(path, [DEVICE_IFACE])
@@ -173,7 +217,7 @@ class Adapter(DBusMockObject):
             if self.props[ADAPTER_IFACE]['Discovering']:
                 changed(self, ADAPTER_IFACE, {'Discovering': dbus.Boolean(False, variant_level=1)})
             for obj in list(objects.values()):
-                if isinstance(obj, AudioDevice) and obj.path.startswith(self.path + '/'):
+                if isinstance(obj, Device) and obj.path.startswith(self.path + '/'):
                     obj.drop_link()
 
     @dbus.service.method(MEDIA_IFACE, in_signature='oa{sv}', out_signature='', sender_keyword='sender')
@@ -181,14 +225,38 @@ class Adapter(DBusMockObject):
         key = (sender, str(path))
         if key in self.endpoints:
             raise bluez_error('AlreadyExists', 'Already Exists')
-        if str(properties.get('UUID', '')).lower() not in (A2DP_SOURCE, A2DP_SINK) or 'Codec' not in properties:
+        if 'UUID' not in properties or 'Codec' not in properties:
             raise bluez_error('InvalidArguments', 'Invalid arguments in method call')
+        if str(properties['UUID']).lower() not in (A2DP_SOURCE, A2DP_SINK):
+            # media_endpoint_create answers -EPROTONOSUPPORT for a UUID it has no profile for.
+            raise bluez_error('NotSupported', 'Operation is not supported')
         self.endpoints[key] = properties
 
     @dbus.service.method(MEDIA_IFACE, in_signature='o', out_signature='', sender_keyword='sender')
     def UnregisterEndpoint(self, path, sender=None):
         if self.endpoints.pop((sender, str(path)), None) is None:
             raise bluez_error('DoesNotExist', 'Does Not Exist')
+        self.endpoint_gone((sender, str(path)))
+
+    def endpoint_gone(self, key):
+        '''An endpoint unregistered or its owner left: bluetoothd destroys the transports configured
+        through it (InterfacesRemoved) without calling it again, and the A2DP stream closes; the
+        link then goes idle and drops, which this stand-in does at once.'''
+        for obj in list(objects.values()):
+            if isinstance(obj, Device) and obj.transport is not None and obj.transport.endpoint[:2] == key:
+                obj.drop_link(tell_endpoint=False)
+
+    def client_left(self, name):
+        self.filters.pop(name, None)
+        if name in self.clients:
+            self.clients.discard(name)
+            if not self.clients and self.props[ADAPTER_IFACE]['Discovering']:
+                changed(self, ADAPTER_IFACE, {'Discovering': dbus.Boolean(False, variant_level=1)})
+        for key in [key for key in self.endpoints if key[0] == name]:
+            del self.endpoints[key]
+            self.endpoint_gone(key)
+        for key in [key for key in self.players if key[0] == name]:
+            del self.players[key]
 
     @dbus.service.method(MEDIA_IFACE, in_signature='oa{sv}', out_signature='', sender_keyword='sender')
     def RegisterPlayer(self, path, properties, sender=None):
@@ -207,110 +275,143 @@ class Adapter(DBusMockObject):
         return None, None
 
 
-class AudioDevice(DBusMockObject):
-    '''An A2DP sink (headphones, a speaker) with how it pairs: "passkey", "pin", "confirm",
-    "display-passkey" or "just-works", and the code it expects.'''
+class Device(DBusMockObject):
+    '''A device in range. An audio sink (headphones, a speaker: A2DP sink UUID) or not (a phone, a
+    keyboard), with how it pairs: "passkey", "pin", "confirm", "display-passkey" or "just-works",
+    and the code it expects.'''
 
     def adapter(self):
         return objects[str(self.props[DEVICE_IFACE]['Adapter'])]
 
+    def is_sink(self):
+        return A2DP_SINK in [str(uuid).lower() for uuid in self.props[DEVICE_IFACE]['UUIDs']]
+
     def set(self, values):
         changed(self, DEVICE_IFACE, values)
 
-    @dbus.service.method(DEVICE_IFACE, in_signature='', out_signature='', async_callbacks=('ok', 'fail'))
-    def Pair(self, ok, fail):
+    @dbus.service.method(DEVICE_IFACE, in_signature='', out_signature='', sender_keyword='sender', async_callbacks=('ok', 'fail'))
+    def Pair(self, ok, fail, sender=None):
+        # pair_device: bonding or connecting already -> InProgress; bonded -> AlreadyExists.
+        if self.pairing or self.connecting:
+            return fail(bluez_error('InProgress', 'Operation already in progress'))
         if self.props[DEVICE_IFACE]['Paired']:
             return fail(bluez_error('AlreadyExists', 'Already Exists'))
-        if self.pairing_callbacks:
-            return fail(bluez_error('InProgress', 'In Progress'))
+        if not self.adapter().props[ADAPTER_IFACE]['Powered']:
+            return fail(bluez_error('NotReady', 'Resource Not Ready'))
         if self.kind == 'just-works':
             return self.paired(ok)
-        agent = registered['agent']
+        # The caller's own agent, else the default one (agent_get). With none, bluetoothd pairs as
+        # NoInputNoOutput: the PIN or passkey request gets a negative reply and the kernel reports
+        # an authentication failure.
+        agent = agent_for(sender)
         if agent is None:
-            # Without an agent bluetoothd pairs as NoInputNoOutput: a device that needs input fails.
             return fail(bluez_error('AuthenticationFailed', 'Authentication Failed'))
-        self.pairing_callbacks = (ok, fail)
+        self.pairing = {'ok': ok, 'fail': fail, 'agent': agent, 'sender': sender}
         device = dbus.ObjectPath(self.path)
         if self.kind == 'passkey':
-            call(agent, 'RequestPasskey', [device], lambda passkey: self.answered('%06d' % int(passkey)), self.agent_failed, 'o')
+            call(agent, 'RequestPasskey', [device], lambda passkey: self.answered('%06d' % int(passkey)), self.agent_failed, 'o', AGENT_TIMEOUT)
         elif self.kind == 'pin':
-            call(agent, 'RequestPinCode', [device], lambda pin: self.answered(str(pin)), self.agent_failed, 'o')
+            call(agent, 'RequestPinCode', [device], lambda pin: self.answered(str(pin)), self.agent_failed, 'o', AGENT_TIMEOUT)
         elif self.kind == 'confirm':
-            call(agent, 'RequestConfirmation', [device, dbus.UInt32(int(self.code))], lambda: self.answered(self.code), self.agent_failed, 'ou')
-        elif self.kind == 'display-passkey':
-            # The agent shows the number; the person types it on the device, which then completes.
-            call(agent, 'DisplayPasskey', [device, dbus.UInt32(int(self.code)), dbus.UInt16(0)],
-                 lambda: self.answered(self.code), self.agent_failed, 'ouq')
+            call(agent, 'RequestConfirmation', [device, dbus.UInt32(int(self.code))], lambda: self.answered(self.code), self.agent_failed, 'ou', AGENT_TIMEOUT)
         else:
-            self.pairing_callbacks = None
-            fail(bluez_error('Failed', 'unknown pairing kind ' + self.kind))
+            # display-passkey: the agent shows the number; the person types it on the device, which
+            # then completes the pairing. Here the agent's reply stands for that person: the
+            # stand-in completes when DisplayPasskey returns (bluetoothd itself does not wait for
+            # that reply: the remote's keystrokes decide).
+            call(agent, 'DisplayPasskey', [device, dbus.UInt32(int(self.code)), dbus.UInt16(0)],
+                 lambda: self.answered(self.code), self.agent_failed, 'ouq', AGENT_TIMEOUT)
 
     def answered(self, code):
-        if not self.pairing_callbacks:
+        pairing, self.pairing = self.pairing, None
+        if not pairing:
             return
-        (ok, fail) = self.pairing_callbacks
-        self.pairing_callbacks = None
         if code == self.code:
-            self.paired(ok)
+            self.paired(pairing['ok'])
         else:
-            fail(bluez_error('AuthenticationFailed', 'Authentication Failed'))
+            pairing['fail'](bluez_error('AuthenticationFailed', 'Authentication Failed'))
 
     def agent_failed(self, error):
-        if not self.pairing_callbacks:
-            return
-        (_, fail) = self.pairing_callbacks
-        self.pairing_callbacks = None
-        name = error.get_dbus_name()
-        if name == 'org.bluez.Error.Rejected':
-            fail(bluez_error('AuthenticationRejected', 'Authentication Rejected'))
-        elif name == 'org.bluez.Error.Canceled':
-            fail(bluez_error('AuthenticationCanceled', 'Authentication Canceled'))
-        else:
-            fail(bluez_error('AuthenticationFailed', 'Authentication Failed'))
+        # Any error from the agent (org.bluez.Error.Rejected, org.bluez.Error.Canceled, a timeout)
+        # becomes a negative reply to the kernel (src/device.c passkey_cb, pincode_cb, confirm_cb),
+        # which ends the pairing with HCI "Authentication Failure": Pair answers AuthenticationFailed
+        # (new_authentication_return). AuthenticationRejected is for a remote that refuses and
+        # AuthenticationCanceled for CancelPairing.
+        pairing, self.pairing = self.pairing, None
+        if pairing:
+            pairing['fail'](bluez_error('AuthenticationFailed', 'Authentication Failed'))
 
     def paired(self, ok):
         self.set({'Paired': dbus.Boolean(True, variant_level=1), 'Bonded': dbus.Boolean(True, variant_level=1)})
         ok()
 
+    def cancel_pairing(self):
+        '''device_cancel_bonding(MGMT_STATUS_CANCELLED): the agent is told with Cancel, Pair answers
+        AuthenticationCanceled. False if no pairing was under way.'''
+        pairing, self.pairing = self.pairing, None
+        if not pairing:
+            return False
+        call(pairing['agent'], 'Cancel', [], signature='')
+        pairing['fail'](bluez_error('AuthenticationCanceled', 'Authentication Canceled'))
+        return True
+
     @dbus.service.method(DEVICE_IFACE, in_signature='', out_signature='')
     def CancelPairing(self):
-        if not self.pairing_callbacks:
+        if not self.cancel_pairing():
             raise bluez_error('DoesNotExist', 'Does Not Exist')
-        (_, fail) = self.pairing_callbacks
-        self.pairing_callbacks = None
-        if registered['agent']:
-            call(registered['agent'], 'Cancel', [], signature='')
-        fail(bluez_error('AuthenticationCanceled', 'Authentication Canceled'))
 
     @dbus.service.method(DEVICE_IFACE, in_signature='', out_signature='', async_callbacks=('ok', 'fail'))
     def Connect(self, ok, fail):
+        # connect_profiles (src/device.c): busy -> InProgress, adapter off -> NotReady, each with
+        # its br-connection-* message; everything already connected -> success.
+        if self.pairing or self.connecting:
+            return fail(bluez_error('InProgress', 'br-connection-busy'))
         if not self.adapter().props[ADAPTER_IFACE]['Powered']:
-            return fail(bluez_error('NotReady', 'Resource Not Ready'))
-        if self.props[DEVICE_IFACE]['Connected'] and self.transport:
-            return fail(bluez_error('AlreadyConnected', 'Already Connected'))
+            return fail(bluez_error('NotReady', 'br-connection-adapter-not-powered'))
+        if self.props[DEVICE_IFACE]['Connected']:
+            return ok()
         if not self.props[DEVICE_IFACE]['Paired']:
+            # Simplified: bluetoothd would start the link, the device would ask for security and
+            # the default agent would be asked as in Pair. Here a device that needs a code refuses
+            # the connection until it has been paired; a Just Works one pairs on the way.
             if self.kind != 'just-works':
                 return fail(bluez_error('AuthenticationFailed', 'Authentication Failed'))
             self.set({'Paired': dbus.Boolean(True, variant_level=1), 'Bonded': dbus.Boolean(True, variant_level=1)})
-        endpoint, source_capabilities = self.adapter().source_endpoint()
+        if not self.is_sink():
+            # Not an audio sink: its other profiles connect (none of them is modelled here).
+            self.set({'Connected': dbus.Boolean(True, variant_level=1), 'ServicesResolved': dbus.Boolean(True, variant_level=1)})
+            return ok()
+        endpoint, _ = self.adapter().source_endpoint()
         if endpoint is None:
+            # What bluetoothd answers when no profile of the device can connect (no A2DP source
+            # endpoint registered): ENOPROTOOPT. BlueZ up to 5.83 (Debian 12 has 5.66) says
+            # org.bluez.Error.Failed "br-connection-profile-unavailable"; 5.84 and later say
+            # org.bluez.Error.BREDR.ProfileUnavailable "No more profiles to connect to".
             return fail(bluez_error('Failed', 'br-connection-profile-unavailable'))
+        self.connecting = True
+
+        def failed(message):
+            self.connecting = False
+            fail(bluez_error('Failed', message))
 
         def selected(configuration):
+            if not self.connecting:
+                return
             configuration = bytes(configuration)
             problem = sbc_problem(configuration, self.sink_capabilities)
             if problem:
-                return fail(bluez_error('Failed', 'the endpoint selected an SBC configuration the sink cannot take: ' + problem))
+                return failed('the endpoint selected an SBC configuration the sink cannot take: ' + problem)
             self.transport_count += 1
             path = self.path + '/fd%d' % self.transport_count
             properties = {
                 'Device': dbus.ObjectPath(self.path, variant_level=1),
+                # The local endpoint's UUID (transport.c get_uuid): the A2DP source role.
                 'UUID': dbus.String(A2DP_SOURCE, variant_level=1),
                 'Codec': dbus.Byte(0, variant_level=1),
                 'Configuration': dbus.Array([dbus.Byte(b) for b in configuration], signature='y', variant_level=1),
                 'State': dbus.String('idle', variant_level=1),
                 'Volume': dbus.UInt16(self.volume, variant_level=1),
-                'Delay': dbus.UInt16(1500, variant_level=1),
+                'Delay': dbus.UInt16(DELAY, variant_level=1),
                 'Endpoint': dbus.ObjectPath(endpoint[1], variant_level=1),
             }
             transport = add(Transport, path, TRANSPORT_IFACE, properties)
@@ -320,16 +421,23 @@ class AudioDevice(DBusMockObject):
             interfaces_added(path, {TRANSPORT_IFACE: properties})
 
             def configured():
+                self.connecting = False
+                if self.transport is not transport:
+                    return fail(bluez_error('Failed', 'the link went while connecting'))
                 self.set({'Connected': dbus.Boolean(True, variant_level=1), 'ServicesResolved': dbus.Boolean(True, variant_level=1)})
                 ok()
 
             def refused(error):
-                self.drop_link()
-                fail(bluez_error('Failed', 'the endpoint refused the configuration: ' + error.get_dbus_message()))
+                self.drop_link(tell_endpoint=False)
+                failed('the endpoint refused the configuration: ' + error.get_dbus_message())
             call(endpoint, 'SetConfiguration', [dbus.ObjectPath(path), properties], configured, refused, 'oa{sv}')
 
+        # Real order, for the record: bluetoothd reports Connected=true when the ACL link is up,
+        # before AVDTP configures the stream, and answers Connect once the profile is connected.
+        # The stand-in reports Connected only once the transport is configured; a client that
+        # waits for the transport (as it must) sees no difference.
         call(endpoint, 'SelectConfiguration', [dbus.Array([dbus.Byte(b) for b in self.sink_capabilities], signature='y')], selected,
-             lambda error: fail(bluez_error('Failed', 'SelectConfiguration failed: ' + error.get_dbus_message())), 'ay')
+             lambda error: failed('SelectConfiguration failed: ' + error.get_dbus_message()), 'ay')
 
     @dbus.service.method(DEVICE_IFACE, in_signature='', out_signature='')
     def Disconnect(self):
@@ -341,13 +449,19 @@ class AudioDevice(DBusMockObject):
     def ConnectProfile(self, uuid):
         raise bluez_error('NotSupported', 'Operation is not supported by this stand-in; use Connect')
 
-    def drop_link(self):
+    @dbus.service.method(DEVICE_IFACE, in_signature='s', out_signature='')
+    def DisconnectProfile(self, uuid):
+        raise bluez_error('NotSupported', 'Operation is not supported by this stand-in; use Disconnect')
+
+    def drop_link(self, tell_endpoint=True):
         '''The link goes (asked for, out of range, switched off, adapter off): the endpoint is told
         with ClearConfiguration, the transport disappears, and the device says it is not connected.'''
+        self.connecting = False
         transport = self.transport
         self.transport = None
         if transport is not None:
-            call(transport.endpoint, 'ClearConfiguration', [dbus.ObjectPath(transport.path)], signature='o')
+            if tell_endpoint:
+                call(transport.endpoint, 'ClearConfiguration', [dbus.ObjectPath(transport.path)], signature='o')
             transport.close()
             remove(transport.path)
             interfaces_removed(transport.path, [TRANSPORT_IFACE])
@@ -356,30 +470,50 @@ class AudioDevice(DBusMockObject):
 
 
 class Transport(DBusMockObject):
+    '''An A2DP stream's transport. Its socket is a SOCK_SEQPACKET pair: one end for the client
+    that acquires it, the other (Mock.TransportPeer) for the test, which reads there the packets
+    the sink would receive. The pair lives until the transport goes, so the test can read what
+    was written before a Release up to EOF.'''
     ours = None
     peer = None
+    # The unique name that acquired the transport (bluetoothd's media_owner).
+    owner = None
 
-    def acquire(self):
-        if self.props[TRANSPORT_IFACE]['State'] == 'active':
+    def acquire(self, sender):
+        if self.owner is not None:
             raise bluez_error('NotAuthorized', 'Operation Not Authorized')
+        # A new stream each time: a test that took the peer end of the previous one keeps its
+        # copy (sent descriptors are duplicates) and reads that one to EOF.
         self.close()
         self.ours, self.peer = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.owner = sender
+        # Acquiring an idle A2DP transport resumes the stream: pending, then active once the
+        # sink confirms (immediately here).
         changed(self, TRANSPORT_IFACE, {'State': dbus.String('active', variant_level=1)})
-        # dbus-python duplicates the descriptor it sends; ours is closed with the transport.
+        # dbus-python duplicates the descriptor it sends; ours stays open until the transport goes.
         return (dbus.types.UnixFd(self.ours.fileno()), dbus.UInt16(READ_MTU), dbus.UInt16(WRITE_MTU))
 
-    @dbus.service.method(TRANSPORT_IFACE, in_signature='', out_signature='hqq')
-    def Acquire(self):
-        return self.acquire()
+    @dbus.service.method(TRANSPORT_IFACE, in_signature='', out_signature='hqq', sender_keyword='sender')
+    def Acquire(self, sender=None):
+        return self.acquire(sender)
 
-    @dbus.service.method(TRANSPORT_IFACE, in_signature='', out_signature='hqq')
-    def TryAcquire(self):
+    @dbus.service.method(TRANSPORT_IFACE, in_signature='', out_signature='hqq', sender_keyword='sender')
+    def TryAcquire(self, sender=None):
+        # Only a stream the sink itself started (State "pending") can be taken without resuming it.
         if self.props[TRANSPORT_IFACE]['State'] != 'pending':
             raise bluez_error('NotAvailable', 'Operation currently not available')
-        return self.acquire()
+        return self.acquire(sender)
 
-    @dbus.service.method(TRANSPORT_IFACE, in_signature='', out_signature='')
-    def Release(self):
+    @dbus.service.method(TRANSPORT_IFACE, in_signature='', out_signature='', sender_keyword='sender')
+    def Release(self, sender=None):
+        if self.owner != sender:
+            raise bluez_error('NotAuthorized', 'Operation Not Authorized')
+        self.release()
+
+    def release(self):
+        '''The stream is suspended: back to idle. The test's end keeps what was written; once every
+        copy of the client's end is closed, reading it gives EOF.'''
+        self.owner = None
         if self.ours is not None:
             self.ours.close()
             self.ours = None
@@ -388,18 +522,24 @@ class Transport(DBusMockObject):
     @dbus.service.method(dbus.PROPERTIES_IFACE, in_signature='ssv', out_signature='')
     def Set(self, interface, name, value):
         if interface == TRANSPORT_IFACE and name == 'Volume':
+            # transport.c set_volume: above 127 -> InvalidArguments.
             if int(value) > 127:
                 raise bluez_error('InvalidArguments', 'Invalid arguments in method call')
             self.device.volume = int(value)
             changed(self, TRANSPORT_IFACE, {'Volume': dbus.UInt16(int(value), variant_level=1)})
             return
-        raise bluez_error('NotSupported', 'only Volume can be set on a transport')
+        if interface == TRANSPORT_IFACE and name in self.props[TRANSPORT_IFACE]:
+            # What gdbus answers for a property without a setter.
+            raise dbus.exceptions.DBusException('Property \'%s\' is not writable' % name,
+                                                name='org.freedesktop.DBus.Error.PropertyReadOnly')
+        raise dbus.exceptions.DBusException('No such property \'%s\'' % name, name='org.freedesktop.DBus.Error.InvalidArgs')
 
     def close(self):
         for end in (self.ours, self.peer):
             if end is not None:
                 end.close()
         self.ours = self.peer = None
+        self.owner = None
 
 
 def sbc_problem(configuration, capabilities):
@@ -420,9 +560,9 @@ def sbc_problem(configuration, capabilities):
 
 def device_at(address):
     for obj in objects.values():
-        if isinstance(obj, AudioDevice) and str(obj.props[DEVICE_IFACE]['Address']).upper() == address.upper():
+        if isinstance(obj, Device) and str(obj.props[DEVICE_IFACE]['Address']).upper() == address.upper():
             return obj
-    raise dbus.exceptions.DBusException('no audio device ' + address, name=BLUEZ_MOCK_IFACE + '.NoSuchDevice')
+    raise dbus.exceptions.DBusException('no device ' + address, name=BLUEZ_MOCK_IFACE + '.NoSuchDevice')
 
 
 @dbus.service.method(BLUEZ_MOCK_IFACE, in_signature='ss', out_signature='s')
@@ -453,26 +593,41 @@ def AddAdapter(self, device_name, system_name):
     return path
 
 
-@dbus.service.method(BLUEZ_MOCK_IFACE, in_signature='ssssss', out_signature='s')
-def AddAudioDevice(self, adapter_name, address, alias, icon, pairing, code):
-    '''An A2DP sink in range. `icon` as BlueZ reports it (audio-headphones, audio-card, ...);
-    `pairing` one of passkey, pin, confirm, display-passkey, just-works; `code` what it expects
-    (the 6-digit passkey, the PIN, or the number shown for confirm and display-passkey).'''
+PAIRING_KINDS = ('passkey', 'pin', 'confirm', 'display-passkey', 'just-works')
+# Class of Device (Bluetooth Assigned Numbers, "Baseband"): service bits Rendering + Audio, major
+# class Audio/Video (0x04), and the minor class BlueZ's class_to_icon maps to each icon.
+AUDIO_CLASSES = {'audio-headphones': 0x240418, 'audio-headset': 0x240404, 'audio-card': 0x240414}
+CAR_AUDIO_CLASS = 0x240420  # minor class Car audio: bluetoothd's icon for it is also audio-card
+# Devices that are not audio sinks: a phone (Telephony + Object Transfer + Networking, major Phone,
+# minor Smartphone; its UUIDs include A2DP *source*, not sink) and a keyboard (major Peripheral,
+# minor Keyboard; HID).
+OTHER_DEVICES = {
+    'phone': (0x5a020c, ['00001105-0000-1000-8000-00805f9b34fb', A2DP_SOURCE, AVRCP_TARGET, AVRCP_CONTROLLER,
+                         '0000111f-0000-1000-8000-00805f9b34fb', '0000112f-0000-1000-8000-00805f9b34fb']),
+    'input-keyboard': (0x002540, ['00001124-0000-1000-8000-00805f9b34fb']),
+}
+
+
+def new_device(adapter_name, address, alias, icon, class_, uuids, pairing, code):
     adapter_path = '/org/bluez/' + adapter_name
     if adapter_path not in objects:
         raise dbus.exceptions.DBusException('no adapter ' + adapter_name, name=BLUEZ_MOCK_IFACE + '.NoSuchAdapter')
-    if pairing not in ('passkey', 'pin', 'confirm', 'display-passkey', 'just-works'):
-        raise dbus.exceptions.DBusException('unknown pairing kind ' + pairing, name=BLUEZ_MOCK_IFACE + '.InvalidArgs')
-    classes = {'audio-headphones': 0x240418, 'audio-headset': 0x240404, 'audio-card': 0x240414}
+    if pairing not in PAIRING_KINDS:
+        raise dbus.exceptions.DBusException('unknown pairing kind %s (one of %s)' % (pairing, ', '.join(PAIRING_KINDS)),
+                                            name=BLUEZ_MOCK_IFACE + '.InvalidArgs')
+    if pairing in ('passkey', 'confirm', 'display-passkey') and code and not (len(code) == 6 and code.isdigit()):
+        raise dbus.exceptions.DBusException('a passkey is 6 digits, not %r' % code, name=BLUEZ_MOCK_IFACE + '.InvalidArgs')
     path = adapter_path + '/dev_' + address.replace(':', '_').upper()
+    if path in objects:
+        raise dbus.exceptions.DBusException('device %s exists' % address, name=BLUEZ_MOCK_IFACE + '.NameError')
     properties = {
-        'Address': dbus.String(address, variant_level=1),
+        'Address': dbus.String(address.upper(), variant_level=1),
         'AddressType': dbus.String('public', variant_level=1),
         'Name': dbus.String(alias, variant_level=1),
         'Alias': dbus.String(alias, variant_level=1),
         'Icon': dbus.String(icon, variant_level=1),
-        'Class': dbus.UInt32(classes.get(icon, 0x240414), variant_level=1),
-        'UUIDs': dbus.Array([A2DP_SINK, AVRCP_TARGET, AVRCP_CONTROLLER], signature='s', variant_level=1),
+        'Class': dbus.UInt32(class_, variant_level=1),
+        'UUIDs': dbus.Array(uuids, signature='s', variant_level=1),
         'Paired': dbus.Boolean(False, variant_level=1),
         'Bonded': dbus.Boolean(False, variant_level=1),
         'Trusted': dbus.Boolean(False, variant_level=1),
@@ -483,18 +638,63 @@ def AddAudioDevice(self, adapter_name, address, alias, icon, pairing, code):
         'Adapter': dbus.ObjectPath(adapter_path, variant_level=1),
         'RSSI': dbus.Int16(-60, variant_level=1),
     }
-    if path in objects:
-        raise dbus.exceptions.DBusException('device %s exists' % address, name=BLUEZ_MOCK_IFACE + '.NameError')
-    device = add(AudioDevice, path, DEVICE_IFACE, properties)
+    device = add(Device, path, DEVICE_IFACE, properties)
     device.kind = pairing
+    # confirm and display-passkey need a number; 123456 when none is given.
     device.code = code if pairing not in ('confirm', 'display-passkey') or code else '123456'
-    device.pairing_callbacks = None
+    device.pairing = None
+    device.connecting = False
     device.transport = None
     device.transport_count = 0
-    device.volume = 64
+    device.volume = INITIAL_VOLUME
     device.sink_capabilities = bytes(DEFAULT_SINK_CAPABILITIES)
     interfaces_added(path, {DEVICE_IFACE: properties})
     return path
+
+
+@dbus.service.method(BLUEZ_MOCK_IFACE, in_signature='ssssss', out_signature='s')
+def AddAudioDevice(self, adapter_name, address, alias, icon, pairing, code):
+    '''An A2DP sink in range, unpaired. `icon` as BlueZ reports it: audio-headphones,
+    audio-headset, audio-card (a speaker), or "car-audio" (reported as audio-card with the car
+    audio class); `pairing` one of passkey, pin, confirm, display-passkey, just-works; `code` what
+    the device expects: the 6-digit passkey, the PIN, or the number shown for confirm and
+    display-passkey (123456 if empty). Returns the device's object path.'''
+    if icon == 'car-audio':
+        (icon, class_) = ('audio-card', CAR_AUDIO_CLASS)
+    else:
+        class_ = AUDIO_CLASSES.get(icon, AUDIO_CLASSES['audio-card'])
+    return new_device(adapter_name, address, alias, icon, class_, [A2DP_SINK, AVRCP_TARGET, AVRCP_CONTROLLER], pairing, code)
+
+
+@dbus.service.method(BLUEZ_MOCK_IFACE, in_signature='ssss', out_signature='s')
+def AddOtherDevice(self, adapter_name, address, alias, icon):
+    '''A device in range that is not an audio sink: icon "phone" or "input-keyboard". It pairs
+    Just Works and connects without any media. Returns its object path.'''
+    if icon not in OTHER_DEVICES:
+        raise dbus.exceptions.DBusException('no other device kind %s (phone or input-keyboard)' % icon,
+                                            name=BLUEZ_MOCK_IFACE + '.InvalidArgs')
+    (class_, uuids) = OTHER_DEVICES[icon]
+    return new_device(adapter_name, address, alias, icon, class_, uuids, 'just-works', '')
+
+
+@dbus.service.method(BLUEZ_MOCK_IFACE, in_signature='s', out_signature='')
+def RemoveAudioDevice(self, address):
+    '''The device leaves bluetoothd's list (an unpaired device unseen for a while, or removed):
+    its link drops first, then InterfacesRemoved.'''
+    device = device_at(address)
+    device.cancel_pairing()
+    device.drop_link()
+    remove(device.path)
+    interfaces_removed(device.path, [DEVICE_IFACE])
+
+
+@dbus.service.method(BLUEZ_MOCK_IFACE, in_signature='say', out_signature='')
+def SetSinkCapabilities(self, address, capabilities):
+    '''The SBC capabilities (A2DP §4.3.2, 4 bytes) the device offers at its next Connect.'''
+    if len(capabilities) != 4:
+        raise dbus.exceptions.DBusException('SBC capabilities are 4 bytes, not %d' % len(capabilities),
+                                            name=BLUEZ_MOCK_IFACE + '.InvalidArgs')
+    device_at(address).sink_capabilities = bytes(capabilities)
 
 
 @dbus.service.method(BLUEZ_MOCK_IFACE, in_signature='s', out_signature='h')
@@ -510,14 +710,17 @@ def TransportPeer(self, address):
 def SetRemoteVolume(self, address, volume):
     '''The speaker's own volume buttons (AVRCP absolute volume): Volume changes on the transport.'''
     device = device_at(address)
-    device.volume = min(int(volume), 127)
+    if int(volume) > 127:
+        raise dbus.exceptions.DBusException('AVRCP volume is 0-127, not %d' % volume, name=BLUEZ_MOCK_IFACE + '.InvalidArgs')
+    device.volume = int(volume)
     if device.transport is not None:
         changed(device.transport, TRANSPORT_IFACE, {'Volume': dbus.UInt16(device.volume, variant_level=1)})
 
 
 @dbus.service.method(BLUEZ_MOCK_IFACE, in_signature='ss', out_signature='')
 def PressButton(self, address, button):
-    '''A button on the device (AVRCP passthrough): bluetoothd calls the registered player.'''
+    '''A button on the device (AVRCP passthrough): bluetoothd calls that method of the player
+    registered with Media1.RegisterPlayer (each one registered on the device's adapter).'''
     device = device_at(address)
     if button not in ('Play', 'Pause', 'Stop', 'Next', 'Previous', 'FastForward', 'Rewind'):
         raise dbus.exceptions.DBusException('no button ' + button, name=BLUEZ_MOCK_IFACE + '.InvalidArgs')
@@ -530,5 +733,21 @@ def PressButton(self, address, button):
 
 @dbus.service.method(BLUEZ_MOCK_IFACE, in_signature='s', out_signature='')
 def DisconnectDevice(self, address):
-    '''The device goes away on its own (switched off, out of range); it stays paired.'''
-    device_at(address).drop_link()
+    '''The device goes away on its own (switched off, out of range): ClearConfiguration, the
+    transport removed, Connected false. It stays listed and paired; Connect brings it back.'''
+    device = device_at(address)
+    if not device.props[DEVICE_IFACE]['Connected'] and device.transport is None:
+        raise dbus.exceptions.DBusException(address + ' is not connected', name=BLUEZ_MOCK_IFACE + '.NotConnected')
+    device.drop_link()
+
+
+@dbus.service.method(BLUEZ_MOCK_IFACE, in_signature='ssi', out_signature='')
+def PairDevice(self, adapter_name, address, class_):
+    '''A device paired earlier (bonded, as after a reboot): Paired and Bonded true, nothing else
+    changed. The stock template's version (which also turns the device into a phone) still applies
+    to devices added with the stock AddDevice; `class_` is used only for those.'''
+    path = '/org/bluez/%s/dev_%s' % (adapter_name, address.replace(':', '_').upper())
+    device = objects.get(path)
+    if not isinstance(device, Device):
+        return bluez5.PairDevice(self, adapter_name, address, class_)
+    device.set({'Paired': dbus.Boolean(True, variant_level=1), 'Bonded': dbus.Boolean(True, variant_level=1)})
