@@ -24,6 +24,7 @@ import socket
 
 import dbus
 import dbus.service
+from gi.repository import GLib
 from dbusmock import mockobject
 from dbusmock.mockobject import DBusMockObject, objects
 from dbusmock.templates import bluez5
@@ -102,6 +103,10 @@ def call(owner, method, args, on_reply=None, on_error=None, signature=None, time
     bus().call_async(sender, path, interface, method, signature, args,
                      on_reply or (lambda *_: None), on_error or (lambda *_: None), timeout=timeout)
 
+
+# How long the controller takes to report a pairing failed after a negative reply (an HCI round
+# trip with the remote; tens of milliseconds on real links).
+PAIRING_FAILURE_LATENCY_MS = 200
 
 # How long bluetoothd waits for an agent's answer (src/agent.c REQUEST_TIMEOUT) before failing.
 AGENT_TIMEOUT = 60
@@ -333,13 +338,21 @@ class Device(DBusMockObject):
 
     def agent_failed(self, error):
         # Any error from the agent (org.bluez.Error.Rejected, org.bluez.Error.Canceled, a timeout)
-        # becomes a negative reply to the kernel (src/device.c passkey_cb, pincode_cb, confirm_cb),
-        # which ends the pairing with HCI "Authentication Failure": Pair answers AuthenticationFailed
-        # (new_authentication_return). AuthenticationRejected is for a remote that refuses and
-        # AuthenticationCanceled for CancelPairing.
-        pairing, self.pairing = self.pairing, None
-        if pairing:
-            pairing['fail'](bluez_error('AuthenticationFailed', 'Authentication Failed'))
+        # becomes a negative reply to the kernel (src/device.c passkey_cb, pincode_cb, confirm_cb);
+        # the pairing ends when the controller reports it failed, with HCI "Authentication
+        # Failure": Pair answers AuthenticationFailed (new_authentication_return), not Rejected
+        # or Canceled. A CancelPairing that arrives before that report wins: AuthenticationCanceled.
+        pairing = self.pairing
+        if not pairing:
+            return
+        pairing['agent_answered'] = True
+
+        def reported():
+            if self.pairing is pairing:
+                self.pairing = None
+                pairing['fail'](bluez_error('AuthenticationFailed', 'Authentication Failed'))
+            return False
+        GLib.timeout_add(PAIRING_FAILURE_LATENCY_MS, reported)
 
     def paired(self, ok):
         self.set({'Paired': dbus.Boolean(True, variant_level=1), 'Bonded': dbus.Boolean(True, variant_level=1)})
@@ -351,7 +364,9 @@ class Device(DBusMockObject):
         pairing, self.pairing = self.pairing, None
         if not pairing:
             return False
-        call(pairing['agent'], 'Cancel', [], signature='')
+        if not pairing.get('agent_answered'):
+            # device_cancel_authentication: the agent's request is withdrawn, if still open.
+            call(pairing['agent'], 'Cancel', [], signature='')
         pairing['fail'](bluez_error('AuthenticationCanceled', 'Authentication Canceled'))
         return True
 

@@ -346,7 +346,21 @@ class Check:
         check(calls == [('RequestConfirmation', device_path('AA:BB:CC:00:00:04'), 654321)], 'confirm: RequestConfirmation(device, 654321)')
         self.pair('AA:BB:CC:00:00:05', 'org.bluez.Error.Rejected', 'org.bluez.Error.AuthenticationFailed')
         self.pair('AA:BB:CC:00:00:05', 'org.bluez.Error.Canceled', 'org.bluez.Error.AuthenticationFailed')
-        self.step('confirmation: accepted pairs; agent Rejected or Canceled -> AuthenticationFailed (as bluetoothd)')
+        # The agent says Canceled and its owner calls CancelPairing at once (a person pressed
+        # Cancel): the cancel arrives before the controller reports the failure.
+        self.agent.answer = 'org.bluez.Error.Canceled'
+        self.agent.calls.clear()
+        device = self.obj(device_path('AA:BB:CC:00:00:05'), 'org.bluez.Device1')
+        outcome = {}
+        device.Pair(reply_handler=lambda: outcome.setdefault('ok', True), error_handler=lambda e: outcome.setdefault('error', e), timeout=10)
+        wait_until(lambda: self.agent.calls, 'RequestConfirmation')
+        call(device.CancelPairing)
+        wait_until(lambda: outcome, 'Pair to end')
+        check(outcome.get('error') is not None and outcome['error'].get_dbus_name() == 'org.bluez.Error.AuthenticationCanceled',
+              'agent Canceled then CancelPairing: AuthenticationCanceled, got %r' % outcome)
+        check(('Cancel',) not in self.agent.calls, 'no Cancel for a request the agent already answered')
+        self.step('confirmation: accepted pairs; agent Rejected or Canceled -> AuthenticationFailed (as bluetoothd), '
+                  'AuthenticationCanceled if CancelPairing comes first')
 
         calls = self.pair('AA:BB:CC:00:00:06', 'void')
         check(calls == [('DisplayPasskey', device_path('AA:BB:CC:00:00:06'), 246810, 0)], 'DisplayPasskey(device, 246810, 0), got %r' % calls)
