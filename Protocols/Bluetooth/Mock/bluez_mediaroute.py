@@ -1,23 +1,33 @@
 '''BlueZ 5 as bluetoothd presents it on D-Bus, for MediaRoute's Bluetooth tests.
 
 python-dbusmock's `bluez5` template, extended where it falls short of bluetoothd as BlueZ's own
-documents describe it (doc/org.bluez.Adapter.rst, Device, AgentManager, Agent, Media,
-MediaEndpoint, MediaTransport, MediaPlayer):
+documents (doc/org.bluez.Adapter.rst, Device, AgentManager, Agent, Media, MediaEndpoint,
+MediaTransport, MediaPlayer) and, where they are silent, its source (src/agent.c, src/device.c,
+src/adapter.c, profiles/audio/media.c, transport.c) describe it:
 
-- pairing calls the registered Agent1 of the registering connection (RequestPasskey,
-  RequestPinCode, RequestConfirmation, DisplayPasskey) without blocking the bus, checks the code,
-  and answers AuthenticationFailed / Rejected / Canceled as bluetoothd does; CancelPairing calls
-  the agent's Cancel;
+- agents per connection, the first registered the default (RequestDefaultAgent moves one first);
+  Pair asks the caller's agent, else the default one (RequestPasskey, RequestPinCode,
+  RequestConfirmation, DisplayPasskey) without blocking the bus; a wrong code or any agent error
+  -> AuthenticationFailed, CancelPairing -> agent Cancel + AuthenticationCanceled;
 - Device1.Connect of an audio sink asks the registered A2DP source endpoint to
-  SelectConfiguration from the sink's SBC capabilities, creates the MediaTransport1, hands it over
-  with SetConfiguration, and only then reports Connected; Disconnect (or the device going away)
-  calls ClearConfiguration and removes the transport;
+  SelectConfiguration from the sink's SBC capabilities, checks the answer, creates the
+  MediaTransport1 (InterfacesAdded), hands it over with SetConfiguration, and only then reports
+  Connected; Disconnect (or the device going away) calls ClearConfiguration and removes it;
 - MediaTransport1.Acquire returns one end of a SOCK_SEQPACKET socket pair (an L2CAP socket's
   framing); the test reads the other end through Mock.TransportPeer;
 - Volume (0-127) both ways; buttons reach the player registered with Media1.RegisterPlayer;
-- discovery per client (InProgress, NotReady when powered off), power off disconnects devices.
+- discovery per client (InProgress, Failed, NotReady when powered off); powering off stops
+  discovery and drops every link;
+- a client leaving the bus is forgotten: its agent, endpoints (their transports go), players,
+  discovery and acquired transports;
+- properties BlueZ does not document as readwrite answer PropertyReadOnly to Set.
 
-Load it with: python3 -m dbusmock --system --template bluez_mediaroute.py
+Mock controls (org.bluez.Mock on /): AddAdapter, AddAudioDevice, AddOtherDevice,
+RemoveAudioDevice, PairDevice, SetSinkCapabilities, TransportPeer, SetRemoteVolume, PressButton,
+DisconnectDevice, plus the stock AddDevice and RemoveAdapter. check_template.py beside this file
+checks all of it as a driver would.
+
+Load it with: /usr/bin/python3 -m dbusmock --system --template bluez_mediaroute.py
 '''
 
 import socket
@@ -72,6 +82,12 @@ def changed(obj, interface, values):
     '''Sets properties and emits PropertiesChanged, as bluetoothd does for every change.'''
     obj.props[interface].update(values)
     obj.EmitSignal(dbus.PROPERTIES_IFACE, 'PropertiesChanged', 'sa{sv}as', [interface, values, []])
+
+
+def read_only(interface, name, checked_interface, writable):
+    '''What gdbus answers for a property of `checked_interface` that BlueZ's document does not mark readwrite.'''
+    if interface == checked_interface and name not in writable:
+        raise dbus.exceptions.DBusException('Property \'%s\' is not writable' % name, name='org.freedesktop.DBus.Error.PropertyReadOnly')
 
 
 def interfaces_added(path, interfaces):
@@ -215,6 +231,7 @@ class Adapter(DBusMockObject):
 
     @dbus.service.method(dbus.PROPERTIES_IFACE, in_signature='ssv', out_signature='')
     def Set(self, interface, name, value):
+        read_only(interface, name, ADAPTER_IFACE, ('Alias', 'Powered', 'Discoverable', 'Pairable', 'DiscoverableTimeout', 'PairableTimeout'))
         DBusMockObject.Set(self, interface, name, value)
         if interface == ADAPTER_IFACE and name == 'Powered' and not value:
             # Powering off ends discovery and every link (bluetoothd's adapter_stop).
@@ -293,6 +310,11 @@ class Device(DBusMockObject):
 
     def set(self, values):
         changed(self, DEVICE_IFACE, values)
+
+    @dbus.service.method(dbus.PROPERTIES_IFACE, in_signature='ssv', out_signature='')
+    def Set(self, interface, name, value):
+        read_only(interface, name, DEVICE_IFACE, ('Alias', 'Trusted', 'Blocked', 'WakeAllowed'))
+        DBusMockObject.Set(self, interface, name, value)
 
     @dbus.service.method(DEVICE_IFACE, in_signature='', out_signature='', sender_keyword='sender', async_callbacks=('ok', 'fail'))
     def Pair(self, ok, fail, sender=None):

@@ -274,7 +274,9 @@ class Check:
         expect_error('org.bluez.Error.InProgress', adapter.StartDiscovery)
         call(adapter.StopDiscovery)
         self.signals.wait_changed(since, ADAPTER, 'org.bluez.Adapter1', 'Discovering', False)
-        self.step('adapter, discovery per client: InProgress twice, Failed without start, Discovering changes')
+        expect_error('org.freedesktop.DBus.Error.PropertyReadOnly', self.obj(ADAPTER, 'org.freedesktop.DBus.Properties').Set,
+                     'org.bluez.Adapter1', 'Discovering', True)
+        self.step('adapter, discovery per client: InProgress twice, Failed without start, Discovering changes and is read-only')
 
     def devices(self):
         since = self.signals.mark()
@@ -331,6 +333,9 @@ class Check:
         path = device_path('AA:BB:CC:00:00:01')
         calls = self.pair('AA:BB:CC:00:00:01', dbus.UInt32(123456))
         check(calls == [('RequestPasskey', path)], 'passkey: RequestPasskey(device), got %r' % calls)
+        self.set_prop(path, 'org.bluez.Device1', 'Trusted', True)
+        expect_error('org.freedesktop.DBus.Error.PropertyReadOnly', self.obj(path, 'org.freedesktop.DBus.Properties').Set,
+                     'org.bluez.Device1', 'Paired', False)
         check(self.prop(path, 'org.bluez.Device1', 'Icon') == 'audio-headphones'
               and self.prop(path, 'org.bluez.Device1', 'Class') == 0x240418, 'pairing keeps Icon and Class')
         expect_error('org.bluez.Error.AlreadyExists', self.obj(path, 'org.bluez.Device1').Pair)
