@@ -28,7 +28,7 @@ extension BluetoothDriver {
         }
         let speaker = ActiveSpeaker(device: device, session: session, path: bluetooth.path, blueZ: blueZ)
         activating[session.id] = speaker
-        if !bluetooth.paired { try await pair(bluetooth, device) }
+        if !bluetooth.paired { try await pair(bluetooth, device, session) }
         if blueZ.objects.devices[bluetooth.path]?.trusted != true {
             // Trusted devices reconnect without asking again.
             try? await blueZ.setProperty("Trusted", of: BlueZ.device, at: bluetooth.path, to: .boolean(true))
@@ -47,11 +47,16 @@ extension BluetoothDriver {
         return speaker
     }
 
-    private func pair(_ bluetooth: BluetoothDevice, _ device: MediaOutputDevice) async throws(MediaDeviceError) {
+    private func pair(_ bluetooth: BluetoothDevice, _ device: MediaOutputDevice, _ session: MediaOutputSession) async throws(MediaDeviceError) {
+        defer { cancelledByPerson.remove(session.id) }
         do {
             try await blueZ.call(bluetooth.path, BlueZ.device, "Pair", timeout: .seconds(120))
         } catch where error.name == BlueZ.Error.alreadyExists {
             // Paired meanwhile (by another agent): go on.
+        } catch where cancelledByPerson.contains(session.id) {
+            // bluetoothd reports an agent's refusal as a failed authentication, or as cancelled
+            // when our CancelPairing got there first: either way the person cancelled.
+            throw MediaDeviceError(.authorizationFailed, "pairing with \(device.displayName) was cancelled")
         } catch {
             let code: MediaDeviceError.Code = switch error.name {
             case BlueZ.Error.authenticationFailed, BlueZ.Error.authenticationRejected, BlueZ.Error.authenticationCanceled: .authorizationFailed
@@ -91,6 +96,7 @@ extension BluetoothDriver {
             routingManager.failedToActivateDevice(device, session: session, error: MediaDeviceError(.connectionFailed, "\(device.displayName) is not pairing any more"))
             return
         }
+        if pairingCode == nil { cancelledByPerson.insert(session.id) }
         continuation.resume(returning: pairingCode)
         if pairingCode == nil, let path = activating[session.id]?.path {
             Task { try? await self.blueZ.call(path, BlueZ.device, "CancelPairing") }

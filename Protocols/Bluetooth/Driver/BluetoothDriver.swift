@@ -25,6 +25,8 @@ final class BluetoothDriver: MediaDeviceExtension, RealtimeSampleHandling {
     var speakers: [String: ActiveSpeaker] = [:]
     /// What the person was asked for, waiting for `connectUsingPairingCode`, by session id.
     var pendingCodes: [String: CheckedContinuation<String?, Never>] = [:]
+    /// Activations whose pairing the person cancelled, so the failure BlueZ reports says so.
+    var cancelledByPerson: Set<String> = []
 
     init() {
         blueZ.onEvent = { [unowned self] event in self.blueZEvent(event) }
