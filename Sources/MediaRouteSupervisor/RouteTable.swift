@@ -36,6 +36,8 @@ final class RouteTable {
     func routes(of record: DriverRecord) -> [ActiveRoute] { routes.values.filter { $0.record === record } }
     func children(of route: ActiveRoute) -> [ActiveRoute] { routes.values.filter { $0.parent == route.session.id } }
     func uses(_ record: DriverRecord) -> Bool { routes.values.contains { $0.record === record } }
+    /// Whether an activation or session start through `record` is waiting for the driver's answer.
+    func isWaiting(on record: DriverRecord) -> Bool { mailboxes.values.contains { $0.protocolID == record.id } }
 
     /// The main route to a device of `record`, if it is active.
     func mainRoute(to device: String, of record: DriverRecord) -> ActiveRoute? {

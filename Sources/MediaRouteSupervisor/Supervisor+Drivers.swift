@@ -169,6 +169,12 @@ extension Supervisor {
             assumeIsolated { supervisor in
                 guard supervisor.pickers.isEmpty, let record = supervisor.fleet.record(id), !supervisor.routes.uses(record),
                       record.process === process else { return }
+                // An activation under way (begun after its discovery closed the picker) is not idle:
+                // look again after another grace period, when it has a route or has failed.
+                guard !supervisor.routes.isWaiting(on: record) else {
+                    supervisor.logger.debug("driver \(id) is idle but an activation through it is under way: not stopping it")
+                    return supervisor.scheduleIdleExit(record)
+                }
                 Task { await supervisor.stop(process, .idle) }
             }
         }

@@ -63,6 +63,24 @@ struct SupervisorBehaviourTests {
         }
     }
 
+    /// Activation discovers with a picker of its own and closes it before the driver answers: a
+    /// person slow to type a code must not find the driver stopped as idle meanwhile.
+    @Test func aDriverIsNotIdleWhileAnActivationWaitsForThePerson() async throws {
+        try await SupervisorHarness.run { harness in
+            try harness.addDriver("org.test.slowcode", devices: ["Secure Box"],
+                                  timeouts: ["idleExitMilliseconds": 100, "heartbeatIntervalMilliseconds": 1000, "heartbeatTimeoutMilliseconds": 2000])
+            let supervisor = try await harness.start()
+            let route = try await supervisor.activate("Secure Box") { _ in
+                // The person types once the driver's idle time has passed at least once.
+                try? await harness.waitUntil("idle time passed during pairing") { harness.log.contains("an activation through it is under way") }
+                return "4321"
+            }
+            #expect(route.device.displayName == "Secure Box")
+            #expect(await harness.status("org.test.slowcode")?.state == .running)
+            #expect(await supervisor.activeRoutes().count == 1)
+        }
+    }
+
     @Test func intentionalStopsSayWhatHappened() async throws {
         try await SupervisorHarness.run { harness in
             try harness.addDriver("org.test.steady", devices: ["Hall TV"])
