@@ -9,6 +9,7 @@ import MediaCodecs
 import MediaRouteIPC
 import MediaRouteSupervisor
 import PrivateDaemons
+import Synchronization
 
 /// `bluetooth-latency`: from an app writing samples into its stream to the A2DP packet carrying
 /// them arriving at the device's end of the transport, through everything real: the supervisor,
@@ -149,10 +150,9 @@ struct BluetoothLatencyBenchmark {
 
 /// The device's end: reads A2DP packets as they come, decodes them, and notes the arrival time of
 /// each packet where sound starts after silence.
-private final class OnsetListener: @unchecked Sendable {  // `onsets` under `lock`; the thread owns the rest
+private final class OnsetListener: Sendable {
     private let fd: Int32
-    private let lock = NSLock()
-    private var onsets: [UInt64] = []
+    private let onsets = Mutex<[UInt64]>([])
     private let running = Flag()
     private let finished = DispatchSemaphore(value: 0)
 
@@ -172,7 +172,7 @@ private final class OnsetListener: @unchecked Sendable {  // `onsets` under `loc
                 guard count > 0, let media = try? A2DPMediaPacket(bytes: Array(packet[0..<count])),
                       let pcm = try? media.frames.withUnsafeBytes({ try decoder.decode($0) }) else { break }
                 let loud = pcm.contains { abs(Int($0)) > 8_000 }
-                if loud, quiet { lock.withLock { onsets.append(arrived) } }
+                if loud, quiet { onsets.withLock { $0.append(arrived) } }
                 quiet = !loud
             }
         }
@@ -185,6 +185,6 @@ private final class OnsetListener: @unchecked Sendable {  // `onsets` under `loc
             finished.wait()
             close(fd)
         }
-        return lock.withLock { onsets }
+        return onsets.withLock { $0 }
     }
 }

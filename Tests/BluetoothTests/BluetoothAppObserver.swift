@@ -12,11 +12,3 @@ final class BluetoothAppObserver: AVSystemRouteControllerObserver {
         return true
     }
 }
-
-/// Route changes an app saw, in order.
-final class ChangeLog: @unchecked Sendable {  // every access under `lock`
-    private let lock = NSLock()
-    private var list: [AVSystemRouteChange] = []
-    func append(_ change: AVSystemRouteChange) { lock.withLock { list.append(change) } }
-    var all: [AVSystemRouteChange] { lock.withLock { list } }
-}

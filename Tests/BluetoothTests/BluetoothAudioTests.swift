@@ -119,7 +119,7 @@ struct BluetoothAudioTests {
             let address = "AA:BB:CC:00:00:44"
             let app = bed.app()
             let changes = app.routeChanges()
-            let seen = ChangeLog()
+            let seen = EventLog<AVSystemRouteChange>()
             Task { for await change in changes { seen.append(change) } }
             let (route, _) = try await self.route(bed, address: address, app: app)
             let stream = try await route.startAudioStream()

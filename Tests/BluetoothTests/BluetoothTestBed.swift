@@ -46,8 +46,7 @@ final class BluetoothTestBed: @unchecked Sendable {  // set up in init, then use
                 "restart": ["intensity": 5, "periodSeconds": 60, "initialBackoffMilliseconds": 50, "maximumBackoffMilliseconds": 500],
             ]
             try Data(JSONWriter.encode(manifest)).write(to: URL(fileURLWithPath: harness.drivers + "/bluetooth.json"))
-            try await harness.start()
-            server = try await ControlServer.start(path: socket, supervisor: harness.supervisor, logger: harness.log.logger)
+            server = try await harness.startServing(at: socket)
         } catch {
             await tearDown()
             throw error

@@ -110,7 +110,7 @@ struct PlaybackTests {
             let (tv, media) = try await toneSession(bed, seenBy: recorder, mode: .player)
             #expect(await MainActor.run { media.playbackControl.isPlaying })
 
-            let seen = ChangeLog()
+            let seen = EventLog<AVSystemRouteChange>()
             Task { for await change in changes { seen.append(change) } }
             await tv.kill9()
             try await bed.harness.waitUntil("route ended", seconds: 15) { await bed.supervisor.activeRoutes().isEmpty }
@@ -158,10 +158,3 @@ final class AppObserver: AVSystemRouteControllerObserver, AVSystemRouteDataDeleg
     }
 }
 
-/// Route changes an app saw, in order.
-final class ChangeLog: @unchecked Sendable {
-    private let lock = NSLock()
-    private var list: [AVSystemRouteChange] = []
-    func append(_ change: AVSystemRouteChange) { lock.withLock { list.append(change) } }
-    var all: [AVSystemRouteChange] { lock.withLock { list } }
-}

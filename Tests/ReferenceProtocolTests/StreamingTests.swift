@@ -153,7 +153,7 @@ struct StreamingTests {
     @Test func aDriverKilledMidStreamEndsItWithTheReasonAndLeavesNoDescriptor() async throws {
         try await ReferenceTestBed.run { bed in
             let (route, _) = try await route(bed, record: bed.harness.root + "/recordings")
-            let changes = ChangeLog()
+            let changes = EventLog<AVSystemRouteChange>()
             let app = try #require(bed.appControllers.first)
             let watcher = Task { for await change in app.routeChanges() { changes.append(change) } }
             defer { watcher.cancel() }

@@ -74,6 +74,12 @@ public final class SupervisorHarness: @unchecked Sendable {
         return supervisor
     }
 
+    /// Starts the supervisor and serves its control socket at `socket`, for apps and the CLI.
+    public func startServing(at socket: String) async throws -> ControlServer {
+        try await start()
+        return try await ControlServer.start(path: socket, supervisor: supervisor, logger: log.logger)
+    }
+
     /// Waits like the free `waitUntil`, and on timeout says what the supervisor saw: every driver's
     /// status and the last log lines.
     public func waitUntil(_ what: String, seconds: Double = 20, _ condition: () async -> Bool) async throws {
