@@ -66,6 +66,13 @@ extension Supervisor {
         }
         record.startTask = nil
         record.phase = .running(process)
+        // A driver that ended right after its handshake may have been reported on the loop before
+        // this actor resumed here, while the record was still starting: that report was passed
+        // over, so the exit is taken now (restart budget and all) instead of being lost.
+        if let termination = process.termination {
+            driverExited(id, process, termination)
+            throw MediaDeviceError(.driverFailed, "driver \(record.id) (pid \(process.pid)) \(termination) right after its handshake")
+        }
         logger.info("driver \(record.id) running (pid \(process.pid))")
         watchConnection(process)
         startHeartbeat(record, process)

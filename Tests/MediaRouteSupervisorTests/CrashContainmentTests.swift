@@ -56,6 +56,23 @@ struct CrashContainmentTests {
         }
     }
 
+    /// A driver that ends the moment its handshake is answered may be reported before the
+    /// supervisor has marked it running: each exit must still count against its budget, never
+    /// leaving it listed as running with a dead process (seen in CI under load).
+    @Test func aDriverThatExitsRightAfterItsHandshakeUsesUpItsRestartBudget() async throws {
+        try await SupervisorHarness.run { harness in
+            try WireProbeDriver.install(in: harness, protocol: "org.test.brief", exitAfterHello: true,
+                                        restart: ["intensity": 4, "periodSeconds": 60, "initialBackoffMilliseconds": 10, "maximumBackoffMilliseconds": 20])
+            let supervisor = try await harness.start()
+            let picker = await supervisor.openPicker { _ in }
+            try await harness.waitUntil("the driver failed after its budget") { if case .failed = await harness.status("org.test.brief")?.state { true } else { false } }
+            let status = try #require(await harness.status("org.test.brief"))
+            #expect(status.restarts == 4, "four restarts, then the fifth exit within the period spends the budget")
+            #expect(status.lastExit?.contains("exited with status 5") == true, "\(status.lastExit ?? "no exit")")
+            await supervisor.closePicker(picker.id)
+        }
+    }
+
     @Test func aDeviceSeenByTwoDriversIsOneEntryWithAPersistedPreference() async throws {
         try await SupervisorHarness.run { harness in
             try harness.addDriver("org.test.alpha", devices: ["Living Room TV", "Kitchen Speaker"])

@@ -11,14 +11,17 @@ enum WireProbeDriver {
     /// What the driver writes to stderr (the daemon's log) before the number it received.
     static let volumeMarker = "wire probe: volume.set "
 
-    /// Writes the script and its manifest into the harness's drivers directory.
-    static func install(in drivers: SupervisorHarness, protocol protocolID: String) throws {
+    /// Writes the script and its manifest into the harness's drivers directory. With
+    /// `exitAfterHello` the driver leaves (status 5) the moment its handshake is answered.
+    static func install(in drivers: SupervisorHarness, protocol protocolID: String, exitAfterHello: Bool = false,
+                        restart: JSONObject = ["intensity": 5, "periodSeconds": 60, "initialBackoffMilliseconds": 20, "maximumBackoffMilliseconds": 200]) throws {
         let script = drivers.root + "/wire-probe.py"
         try source.write(toFile: script, atomically: true, encoding: .utf8)
         let manifest: JSONValue = [
             "protocol": .string(protocolID),
             "exportedType": ["identifier": .string(protocolID), "conformsTo": ["public.media-sharing-protocol"], "description": "Wire probe"],
-            "executable": "/usr/bin/python3", "arguments": [.string(script), .string(protocolID)],
+            "executable": "/usr/bin/python3", "arguments": .array([.string(script), .string(protocolID)] + (exitAfterHello ? ["exit-after-hello"] : [])),
+            "restart": .object(restart),
         ]
         try Data(JSONWriter.encode(manifest)).write(to: URL(fileURLWithPath: "\(drivers.drivers)/\(protocolID).json"))
     }
@@ -58,6 +61,8 @@ enum WireProbeDriver {
         "identity": {"name": "wire-probe", "protocol": protocol, "pid": os.getpid(),
                      "supportsSimultaneousSessions": False, "realtimeSampleHandling": False}}})
     receive()
+    if sys.argv[2:] == ["exit-after-hello"]:
+        os._exit(5)
     device = {"id": protocol + "/probe", "displayName": "Probe Speaker", "capabilities": ["urlPlayback"],
               "deviceType": "speaker", "volumeControl": "absolute", "canMute": False}
     volume = "0.5"
