@@ -19,6 +19,7 @@ let package = Package(
         .executable(name: "mediaroute-receiver", targets: ["mediaroute-receiver"]),
         .executable(name: "mediaroute-reference-driver", targets: ["mediaroute-reference-driver"]),
         .executable(name: "mediaroute-bluetooth-driver", targets: ["mediaroute-bluetooth-driver"]),
+        .executable(name: "mediaroute-dlna-driver", targets: ["mediaroute-dlna-driver"]),
         .library(name: "DBus", targets: ["DBus"]),
         .executable(name: "mediaroute-demo", targets: ["mediaroute-demo"]),
         .executable(name: "mediaroute-bench", targets: ["mediaroute-bench"]),
@@ -29,6 +30,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-atomics", from: "1.3.0"),
+        // HTTP for UPnP/DLNA (SOAP, GENA, the media server): NIOHTTP1's parser and encoders.
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         // C: what Swift cannot import from the system headers (CMSG_* macros, packed epoll_event).
@@ -125,6 +128,20 @@ let package = Package(
             path: "Protocols/Bluetooth/Driver"
         ),
 
+        // UPnP/DLNA: SSDP, device descriptions, SOAP control, GENA events and the HTTP media server
+        // (on SwiftNIO), and the driver for MediaRenderers.
+        .target(
+            name: "UPnP",
+            dependencies: ["MediaRouteIPC", "PCMPlayback", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+                           .product(name: "NIOHTTP1", package: "swift-nio")],
+            path: "Protocols/DLNA/UPnP"
+        ),
+        .executableTarget(
+            name: "mediaroute-dlna-driver",
+            dependencies: ["UPnP", "PCMPlayback", "MediaDevice", "MediaRouteIPC"],
+            path: "Protocols/DLNA/Driver"
+        ),
+
         // The example app: plays on a route through AVSystemRouting alone.
         .executableTarget(
             name: "mediaroute-player",
@@ -174,6 +191,9 @@ let package = Package(
         .testTarget(name: "BluetoothTests",
                     dependencies: ["DBus", "A2DP", "MediaCodecs", "AVSystemRouting", "MediaRouteSupervisor", "MediaDevice", "MediaRouteIPC", "PrivateDaemons",
                                    "TestSupport", "mediaroute-bluetooth-driver", "mediarouted", "mediaroute"]),
+        .testTarget(name: "DLNATests",
+                    dependencies: ["UPnP", "AVSystemRouting", "MediaRouteSupervisor", "MediaDevice", "MediaRouteIPC", "PrivateDaemons", "TestSupport",
+                                   "mediaroute-dlna-driver", "mediarouted", "mediaroute", .product(name: "NIOCore", package: "swift-nio")]),
         .testTarget(name: "COpusTests", dependencies: ["COpus", "MediaRouteIPC"]),
         .testTarget(name: "CX264Tests", dependencies: ["CX264"]),
     ],

@@ -1,0 +1,6 @@
+import MediaDevice
+
+@main
+enum DLNADriverMain {
+    static func main() {}
+}
