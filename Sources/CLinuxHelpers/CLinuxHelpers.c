@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -32,6 +33,8 @@ int clh_size_is_sealed(int fd) {
 int clh_accept(int fd) { return accept4(fd, NULL, NULL, SOCK_CLOEXEC); }
 
 int clh_pidfd_open(pid_t pid) { return (int)syscall(SYS_pidfd_open, pid, 0); }
+
+int clh_enter_network_namespace(int fd) { return setns(fd, CLONE_NEWNET); }
 
 int clh_set_parent_death_signal(int signal) { return prctl(PR_SET_PDEATHSIG, signal, 0, 0, 0); }
 

@@ -49,5 +49,6 @@ struct Benchmark: Sendable {
         Benchmark(name: "bluetooth-latency") { try await BluetoothLatencyBenchmark(bursts: $0 ?? 40).run() },
         Benchmark(name: "x264-encode") { try await X264EncodeBenchmark(frames: $0 ?? 300).run() },
         Benchmark(name: "audio-latency") { try await AudioLatencyBenchmark(bursts: $0 ?? 20).run() },
+        Benchmark(name: "dlna-latency") { try await DLNALatencyBenchmark(iterations: $0 ?? 10).run() },
     ]
 }

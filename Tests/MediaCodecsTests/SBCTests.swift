@@ -1,6 +1,7 @@
 import Foundation
 import MediaCodecs
 import Testing
+import TestSupport
 
 /// SBC through the real libsbc: what our encoder makes decodes (with libsbc and with the
 /// independent `sbcdec` of sbc-tools) back to the tone that went in.

@@ -5,6 +5,7 @@ import MediaRouteIPC
 import PCMPlayback
 import Synchronization
 import Testing
+import TestSupport
 
 /// The A2DP source's media path end to end: an app's ring, RingPCMSource, SBC, A2DP packets on a
 /// SOCK_SEQPACKET socket the test reads as a sink would, paced in real time.

@@ -1,6 +1,7 @@
 import Foundation
 import MediaCodecs
 import MediaRouteIPC
+import TestSupport
 
 /// What an app does with a sample ring, for the tests: a tone written in 10 ms records.
 enum AppRing {

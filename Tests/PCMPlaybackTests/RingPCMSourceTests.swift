@@ -2,6 +2,7 @@ import MediaCodecs
 import MediaRouteIPC
 import PCMPlayback
 import Testing
+import TestSupport
 
 /// An app's sample ring read as the device's PCM: converted, resampled, ended, starved.
 @Suite("PCMPlayback: RingPCMSource", .timeLimit(.minutes(1)))

@@ -1,6 +1,100 @@
+import Foundation
 import MediaDevice
+import UPnP
 
+/// The UPnP/DLNA driver: MediaRenderers on the LAN (TVs, network speakers) as routes. Finds them
+/// with SSDP (searching while the picker is open, and listening to their announcements all the
+/// time), controls them with SOAP, follows them through GENA events, and serves them what they
+/// cannot fetch themselves (the controller's files, apps' live audio) over HTTP.
 @main
-enum DLNADriverMain {
-    static func main() {}
+final class DLNADriver: MediaDeviceExtension, RealtimeSampleHandling {
+    static let protocolID = "org.mediaroute.dlna"
+    var protocolType: UTType { UTType(exportedAs: Self.protocolID) }
+    /// Each renderer is its own route: several can play at once.
+    var supportsSimultaneousSessions: Bool { true }
+    lazy var routingManager: MediaDeviceRoutingManager = .routingManager(for: self)
+
+    let client = HTTPClient()
+    let catalog: RendererCatalog
+    var ssdp: SSDPDiscovery?
+    var searching: Task<Void, Never>?
+    /// Activated renderers by session id.
+    var active: [String: ActiveRenderer] = [:]
+    /// Our HTTP side, one per local address that reaches a renderer.
+    var endpoints: [String: LocalEndpoint] = [:]
+    /// Devices reported to the system, by id.
+    var reported: Set<String> = []
+    /// How often `M-SEARCH` goes out while the picker is open.
+    static let searchInterval: Duration = .seconds(3)
+    /// Searches a renderer may leave unanswered (UDP loses some) before it counts as gone.
+    static let unansweredSearches = 3
+
+    init() {
+        catalog = RendererCatalog(client: client)
+        catalog.found = { [unowned self] renderer in self.found(renderer) }
+        catalog.lost = { [unowned self] renderer, why in self.lost(renderer, why: why) }
+    }
+
+    // MARK: Discovery
+
+    func startDeviceDiscovery() {
+        guard searching == nil else { return }
+        catalog.isListing = true
+        let ssdp = listening()
+        searching = Task {
+            var rounds: [ContinuousClock.Instant] = []
+            while !Task.isCancelled {
+                rounds.append(.now)
+                let interfaces = await ssdp.search(for: UPnP.mediaRendererTypes)
+                if interfaces.isEmpty {
+                    routingManager.discoveryFailed(MediaDeviceError(.discoveryFailed, "no network interface that can multicast is up: renderers cannot be searched for"))
+                }
+                // Three searches unanswered (and the time to answer the last): gone.
+                if rounds.count > Self.unansweredSearches { catalog.expireSilent(since: rounds.removeFirst(), keeping: Set(active.values.map(\.renderer.description.udn))) }
+                try? await Task.sleep(for: Self.searchInterval)
+            }
+        }
+        for renderer in catalog.renderers.values { found(renderer) }
+    }
+
+    func stopDeviceDiscovery() {
+        searching?.cancel()
+        searching = nil
+        // Renderers known stay (an activation right after the picker closed needs them) until
+        // their byebye or max-age; new ones are not looked for until a picker opens again.
+        catalog.isListing = false
+    }
+
+    /// SSDP, started once and kept: announcements (a renderer's byebye, its return after a
+    /// reboot) matter while routes are active too, not only while the picker is open.
+    private func listening() -> SSDPDiscovery {
+        if let ssdp { return ssdp }
+        let ssdp = SSDPDiscovery()
+        self.ssdp = ssdp
+        Task {
+            for await announcement in ssdp.announcements { catalog.heard(announcement) }
+        }
+        Task {
+            for await problem in ssdp.problems { log(problem) }
+        }
+        Task {
+            // Announcements' max-age runs out without any message: look each second.
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(1))
+                catalog.expire()
+            }
+        }
+        return ssdp
+    }
+
+    private func found(_ renderer: KnownRenderer) {
+        reported.insert(renderer.device.id)
+        routingManager.foundDevice(renderer.device)
+    }
+
+    private func lost(_ renderer: KnownRenderer, why: String) {
+        log(why)
+        if reported.remove(renderer.device.id) != nil { routingManager.lostDevice(renderer.device) }
+        for active in active.values where active.device.id == renderer.device.id { active.end(why) }
+    }
 }

@@ -81,6 +81,9 @@ int clh_accept(int fd);
 /* A descriptor that becomes readable when `pid` exits (Linux 5.3+), so child deaths are epoll events. */
 int clh_pidfd_open(pid_t pid);
 
+/* Moves the calling thread into the network namespace of `fd` (an open /run/netns/NAME). */
+int clh_enter_network_namespace(int fd);
+
 /* Asks the kernel to send `signal` to this process when its parent (thread) dies. */
 int clh_set_parent_death_signal(int signal);
 

@@ -1,0 +1,283 @@
+import Foundation
+import MediaDevice
+import UPnP
+
+/// An activated renderer: its services, its events (or polling when it will not send them), the
+/// state they report, and the route's end when it goes away.
+@MainActor
+final class ActiveRenderer {
+    let device: MediaOutputDevice
+    let session: MediaOutputSession
+    private(set) var renderer: KnownRenderer
+    let endpoint: LocalEndpoint
+    private let transport: SOAPService
+    private let rendering: SOAPService
+    private let client: HTTPClient
+
+    /// What the renderer last reported (events, polls, or our own commands until it confirms).
+    private(set) var transportState = "NO_MEDIA_PRESENT"
+    private(set) var currentURI = ""
+    private(set) var duration: Double?
+    private(set) var position: Double = 0
+    private var positionAt = ContinuousClock.now
+    /// 0–100, the renderer's scale.
+    private(set) var volumeLevel = 0
+    private(set) var muted = false
+    /// What we last set, so our own change echoed back in an event is not reported as the remote's.
+    private var volumeSentLevels: Set<Int> = []
+
+    var playback: RendererPlayback?
+    /// Where the file being played is served from us, if it is one of ours.
+    var mediaPath: String?
+    /// Apps' live streams served to the renderer, by stream id.
+    var streamPaths: [String: String] = [:]
+    var liveStreams: [String: LivePCMStream] = [:]
+    /// Told whenever the transport state, position or duration changed.
+    var stateChanged: () -> Void = {}
+    /// Told when the volume or mute changed at the renderer (its remote, another control point).
+    var volumeChanged: () -> Void = {}
+    /// Told once when the renderer is gone (the reason as a sentence).
+    var gone: (String) -> Void = { _ in }
+
+    private var subscriptions: [(subscription: GENASubscription, route: String)] = []
+    private var tasks: [Task<Void, Never>] = []
+    private var isEnded = false
+    /// Consecutive unanswered requests: two in a row (a second apart) end the route.
+    private var failures = 0
+    /// Whether the renderer sends us events; if not, everything is polled.
+    private(set) var isEvented = false
+
+    init(renderer: KnownRenderer, session: MediaOutputSession, endpoint: LocalEndpoint, client: HTTPClient) {
+        self.renderer = renderer
+        device = renderer.device
+        self.session = session
+        self.endpoint = endpoint
+        self.client = client
+        transport = SOAPService(renderer.description.avTransport, client: client)
+        rendering = SOAPService(renderer.description.renderingControl, client: client)
+    }
+
+    var name: String { renderer.name }
+
+    /// Reads the renderer's state and subscribes to its events; polls when it refuses them.
+    func start() async throws(UPnPError) {
+        try await readTransport()
+        try await readVolume()
+        var refusals: [String] = []
+        for service in [renderer.description.avTransport, renderer.description.renderingControl] {
+            guard let eventURL = service.eventURL else {
+                refusals.append("\(service.type) has no eventSubURL")
+                continue
+            }
+            let route = endpoint.addEventRoute { [weak self] request in await self?.notified(request) ?? .init(status: .preconditionFailed) }
+            guard let callback = endpoint.url(route) else { continue }
+            do {
+                let subscription = try await GENASubscription.subscribe(eventURL, callback: callback, client: client)
+                subscriptions.append((subscription, route))
+            } catch {
+                endpoint.removeEventRoute(route)
+                refusals.append(error.description)
+            }
+        }
+        isEvented = refusals.isEmpty
+        if !isEvented { log("\(name): events unavailable (\(refusals.joined(separator: "; "))): polling its state every second instead") }
+        tasks.append(Task { [weak self] in await self?.renewSubscriptions() })
+        tasks.append(Task { [weak self] in await self?.poll() })
+    }
+
+    /// Ends subscriptions and polling; the renderer is left as it is.
+    func shutDown() {
+        isEnded = true
+        tasks.forEach { $0.cancel() }
+        tasks = []
+        let client = self.client
+        for (subscription, route) in subscriptions {
+            endpoint.removeEventRoute(route)
+            Task { await subscription.cancel(client: client) }
+        }
+        subscriptions = []
+    }
+
+    // MARK: Commands
+
+    /// Runs an AVTransport action; a renderer that does not answer ends the route.
+    @discardableResult
+    func transport(_ action: String, _ arguments: KeyValuePairs<String, String> = [:]) async throws(UPnPError) -> [String: String] {
+        try await checked { () async throws(UPnPError) in try await transport.invoke(action, arguments) }
+    }
+
+    @discardableResult
+    func rendering(_ action: String, _ arguments: KeyValuePairs<String, String> = [:]) async throws(UPnPError) -> [String: String] {
+        try await checked { () async throws(UPnPError) in try await rendering.invoke(action, arguments) }
+    }
+
+    private func checked(_ body: () async throws(UPnPError) -> [String: String]) async throws(UPnPError) -> [String: String] {
+        do {
+            let answer = try await body()
+            failures = 0
+            return answer
+        } catch {
+            if error.isUnreachable { end("\(name) stopped answering: \(error)") }
+            throw error
+        }
+    }
+
+    /// Loads `url` and plays it from the start.
+    func play(url: String, metadata: String) async throws(UPnPError) {
+        try await transport("SetAVTransportURI", ["InstanceID": "0", "CurrentURI": url, "CurrentURIMetaData": metadata])
+        currentURI = url
+        duration = nil
+        take(position: 0)
+        transportState = "TRANSITIONING"
+        try await transport("Play", ["InstanceID": "0", "Speed": "1"])
+        stateChanged()
+    }
+
+    func setVolume(_ level: Int) async throws(UPnPError) {
+        let level = min(max(level, 0), 100)
+        volumeSentLevels.insert(level)
+        volumeLevel = level
+        try await rendering("SetVolume", ["InstanceID": "0", "Channel": "Master", "DesiredVolume": String(level)])
+    }
+
+    func setMuted(_ mute: Bool) async throws(UPnPError) {
+        muted = mute
+        try await rendering("SetMute", ["InstanceID": "0", "Channel": "Master", "DesiredMute": mute ? "1" : "0"])
+    }
+
+    // MARK: State
+
+    /// The position now: extrapolated while playing between the renderer's reports.
+    var currentPosition: Double {
+        guard transportState == "PLAYING" else { return position }
+        let moved = position + (ContinuousClock.now - positionAt).seconds
+        return duration.map { min(moved, $0) } ?? moved
+    }
+
+    func take(position seconds: Double) {
+        position = seconds
+        positionAt = .now
+    }
+
+    func take(transportState state: String) {
+        transportState = state
+    }
+
+    private func apply(_ event: RendererEvent) {
+        var stateMoved = false
+        if let state = event.transportState, state != transportState {
+            if transportState == "PLAYING" { take(position: currentPosition) } else { positionAt = .now }
+            transportState = state
+            stateMoved = true
+        }
+        if let uri = event.currentURI, uri != currentURI { currentURI = uri; stateMoved = true }
+        if let seconds = event.duration, seconds != duration, seconds > 0 { duration = seconds; stateMoved = true }
+        if let seconds = event.position { take(position: seconds); stateMoved = true }
+        if stateMoved { stateChanged() }
+        var volumeMoved = false
+        if let level = event.volume {
+            let ours = volumeSentLevels.remove(level) != nil
+            if level != volumeLevel {
+                volumeLevel = level
+                volumeMoved = !ours
+            }
+        }
+        if let mute = event.muted, mute != muted { muted = mute; volumeMoved = true }
+        if volumeMoved { volumeChanged() }
+    }
+
+    private func notified(_ request: HTTPServer.Request) -> HTTPServer.Response {
+        guard let sid = request.headers.first(name: "SID"), subscriptions.contains(where: { $0.subscription.sid == sid }) else {
+            return .init(status: .preconditionFailed)
+        }
+        do {
+            apply(try RendererEvent(propertySet: request.body, from: name))
+        } catch {
+            log("\(name): ignoring an event: \(error)")
+            return .init(status: .badRequest)
+        }
+        return .init(status: .ok)
+    }
+
+    private func readTransport() async throws(UPnPError) {
+        let info = try await transport("GetTransportInfo", ["InstanceID": "0"])
+        var event = RendererEvent()
+        event.transportState = info["CurrentTransportState"]
+        let media = try await transport("GetMediaInfo", ["InstanceID": "0"])
+        event.currentURI = media["CurrentURI"]
+        event.duration = media["MediaDuration"].flatMap(UPnPTime.seconds)
+        apply(event)
+    }
+
+    private func readVolume() async throws(UPnPError) {
+        var event = RendererEvent()
+        event.volume = Int(try await rendering("GetVolume", ["InstanceID": "0", "Channel": "Master"])["CurrentVolume"] ?? "")
+        let mute = try await rendering("GetMute", ["InstanceID": "0", "Channel": "Master"])["CurrentMute"]
+        event.muted = mute.map { $0 == "1" || $0.lowercased() == "true" }
+        apply(event)
+    }
+
+    /// Positions are not evented (AVTransport moderates them away): read each second while
+    /// something is loaded. Without events, the transport state and volume are read too. Two
+    /// unanswered reads in a row mean the renderer is gone.
+    private func poll() async {
+        while !Task.isCancelled, !isEnded {
+            try? await Task.sleep(for: .seconds(1))
+            guard !Task.isCancelled, !isEnded else { return }
+            do {
+                if !isEvented {
+                    try await readTransport()
+                    try await readVolume()
+                }
+                guard transportState == "PLAYING" || transportState == "PAUSED_PLAYBACK" || transportState == "TRANSITIONING" || !isEvented else { continue }
+                let info = try await transport.invoke("GetPositionInfo", ["InstanceID": "0"])
+                failures = 0
+                var event = RendererEvent()
+                event.position = info["RelTime"].flatMap(UPnPTime.seconds)
+                event.duration = info["TrackDuration"].flatMap(UPnPTime.seconds)
+                if event.position != nil, abs((event.position ?? 0) - currentPosition) < 0.5 { event.position = nil }
+                apply(event)
+            } catch where error.isUnreachable {
+                failures += 1
+                if failures >= 2 { end("\(name) stopped answering: \(error)") }
+            } catch {
+                log("\(name): \(error)")
+            }
+        }
+    }
+
+    /// Renews each subscription halfway through its time; a renderer that forgot it (rebooted
+    /// between two of our requests) is subscribed afresh.
+    private func renewSubscriptions() async {
+        while !Task.isCancelled, !isEnded {
+            let delay = subscriptions.map(\.subscription.renewalDelay).min() ?? .seconds(60)
+            try? await Task.sleep(for: delay)
+            guard !Task.isCancelled, !isEnded else { return }
+            for index in subscriptions.indices {
+                let (subscription, route) = subscriptions[index]
+                do {
+                    subscriptions[index].subscription = try await subscription.renewed(client: client)
+                } catch {
+                    log("\(name): renewing the event subscription failed (\(error)); subscribing again")
+                    if let callback = endpoint.url(route), let fresh = try? await GENASubscription.subscribe(subscription.eventURL, callback: callback, client: client) {
+                        subscriptions[index].subscription = fresh
+                    } else if !isEnded {
+                        isEvented = false
+                        log("\(name): events unavailable: polling its state every second instead")
+                    }
+                }
+            }
+        }
+    }
+
+    /// The renderer is gone: say so once.
+    func end(_ reason: String) {
+        guard !isEnded else { return }
+        shutDown()
+        gone(reason)
+    }
+}
+
+extension Duration {
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}

@@ -1,0 +1,149 @@
+import AVSystemRouting
+import Foundation
+import MediaDevice
+import MediaRouteIPC
+@testable import MediaRouteSupervisor
+import PrivateDaemons
+import Testing
+import TestSupport
+
+/// A private LAN (network namespaces the test makes) with real gmediarender renderers on it, and
+/// the supervisor running the real DLNA driver inside the LAN's controller namespace (SSDP must
+/// multicast on a real interface: never the host's), serving apps on its socket.
+final class DLNATestBed: @unchecked Sendable {  // set up in init, then used by its one test; tearDown after the body
+    let harness: SupervisorHarness
+    let network: PrivateNetwork
+    private(set) var renderers: [PrivateRenderer] = []
+    private var server: ControlServer?
+    private var controllers: [AVSystemRouteController] = []
+    private var children: [ChildProcess] = []
+    var supervisor: Supervisor { harness.supervisor }
+    var socket: String { harness.root + "/mediarouted.sock" }
+    static let protocolID = "org.mediaroute.dlna"
+
+    /// Runs `body` on a fresh bed and always tears it down, whether `body` returns, throws or is cancelled.
+    static func run(_ body: (DLNATestBed) async throws -> Void) async throws {
+        let bed = try await DLNATestBed()
+        try await withTearDown { try await body(bed) } tearDown: { await bed.tearDown() }
+    }
+
+    private init() async throws {
+        harness = try SupervisorHarness()
+        network = try await PrivateNetwork.create()
+        do {
+            let command = network.controllerCommandPrefix + [DaemonHarness.binary("mediaroute-dlna-driver")]
+            let manifest: JSONValue = [
+                "protocol": .string(Self.protocolID),
+                "exportedType": ["identifier": .string(Self.protocolID), "conformsTo": ["public.media-sharing-protocol"], "description": "UPnP/DLNA"],
+                "executable": .string(command[0]), "arguments": .array(command.dropFirst().map { .string($0) }),
+                "environment": ["SWIFT_BACKTRACE": "enable=no"],
+                "restart": ["intensity": 5, "periodSeconds": 60, "initialBackoffMilliseconds": 50, "maximumBackoffMilliseconds": 500],
+            ]
+            try Data(JSONWriter.encode(manifest)).write(to: URL(fileURLWithPath: harness.drivers + "/dlna.json"))
+            server = try await harness.startServing(at: socket)
+        } catch {
+            await tearDown()
+            throw error
+        }
+    }
+
+    /// A renderer on a host of its own on the LAN.
+    func addRenderer(_ name: String) async throws -> PrivateRenderer {
+        let host = try await network.addHost()
+        let renderer = try await PrivateRenderer.start(on: host, name: name)
+        renderers.append(renderer)
+        return renderer
+    }
+
+    func app(_ applicationIdentifier: String = "org.test.app") -> AVSystemRouteController {
+        let controller = AVSystemRouteController(configuration: .init(applicationIdentifier: applicationIdentifier, supportedProtocols: [Self.protocolID],
+                                                                      socketPath: socket))
+        controllers.append(controller)
+        return controller
+    }
+
+    /// Waits until a picker (opened for that and closed again) lists `name`, and returns its entry.
+    @discardableResult
+    func listed(_ name: String) async throws -> PickerEntry {
+        let view = PickerView()
+        let picker = await supervisor.openPicker { view.update($0) }
+        defer { Task { await self.supervisor.closePicker(picker.id) } }
+        try await harness.waitUntil("picker lists \(name)", seconds: 15) { view.names().contains(name) }
+        return try #require(view.current.first { $0.name == name })
+    }
+
+    /// A renderer listed, then activated by the operator.
+    @discardableResult
+    func activated(_ name: String) async throws -> RouteDescription {
+        try await listed(name)
+        return try await supervisor.activate(name) { _ in nil }
+    }
+
+    /// Invokes an action on a renderer as a second control point would: curl from the controller
+    /// namespace, the SOAP body written out by hand (not through our library).
+    func controlPoint(_ renderer: PrivateRenderer, service: String, _ action: String, _ arguments: [(String, String)]) async throws -> String {
+        let control = service == "AVTransport" ? "rendertransport1" : service == "RenderingControl" ? "rendercontrol1" : "renderconnmgr1"
+        let type = "urn:schemas-upnp-org:service:\(service):1"
+        let body = "<?xml version=\"1.0\"?><s:Envelope xmlns:s=\"http://schemas.xmlsoap.org/soap/envelope/\" s:encodingStyle=\"http://schemas.xmlsoap.org/soap/encoding/\"><s:Body>"
+            + "<u:\(action) xmlns:u=\"\(type)\">" + arguments.map { "<\($0.0)>\($0.1)</\($0.0)>" }.joined() + "</u:\(action)></s:Body></s:Envelope>"
+        let url = "http://\(renderer.host.address):\(renderer.port)/upnp/control/\(control)"
+        let result = try await network.run(["/usr/bin/curl", "-sS", "--max-time", "5", "-H", "Content-Type: text/xml; charset=\"utf-8\"",
+                                            "-H", "SOAPACTION: \"\(type)#\(action)\"", "--data-binary", body, url], in: network.controllerNamespace)
+        return result.standardOutput
+    }
+
+    /// One value out of a control point answer, e.g. `CurrentVolume`.
+    static func value(_ name: String, in answer: String) -> String? {
+        guard let start = answer.range(of: "<\(name)>"), let end = answer.range(of: "</\(name)>", range: start.upperBound..<answer.endIndex) else { return nil }
+        return String(answer[start.upperBound..<end.lowerBound])
+    }
+
+    /// The renderer's transport state as it reports it to any control point.
+    func transportState(_ renderer: PrivateRenderer) async -> String? {
+        guard let answer = try? await controlPoint(renderer, service: "AVTransport", "GetTransportInfo", [("InstanceID", "0")]) else { return nil }
+        return Self.value("CurrentTransportState", in: answer)
+    }
+
+    /// A media directory served over HTTP from the controller namespace (python's http.server,
+    /// stopped by PID with the bed), with a `seconds`-long 440 Hz tone `tone.wav`.
+    func mediaServer(seconds: Double = 4) async throws -> (directory: String, url: String) {
+        let directory = harness.root + "/media"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try await MediaFileServer.makeTone(at: directory + "/tone.wav", seconds: seconds, title: "Test Tone")
+        let port = 8000 + Int(getpid() % 1000)
+        let child = try ChildProcess(executable: network.controllerCommandPrefix[0],
+                                     arguments: Array(network.controllerCommandPrefix.dropFirst()) + ["/usr/bin/python3", "-m", "http.server", String(port),
+                                                                                                   "--bind", network.controllerAddress, "--directory", directory],
+                                     standardOutput: nil, standardError: nil)
+        children.append(child)
+        let base = "http://\(network.controllerAddress):\(port)"
+        try await harness.waitUntil("the media server answers") {
+            (try? await network.run(["/usr/bin/curl", "-sSI", "--max-time", "1", base + "/tone.wav"], in: network.controllerNamespace))?.termination == .exited(0)
+        }
+        return (directory, base)
+    }
+
+    func tearDown() async {
+        for controller in controllers { await controller.invalidate() }
+        server?.close()
+        await harness.tearDown()
+        for child in children {
+            child.signal(SIGTERM)
+            _ = await child.exitStatus()
+        }
+        for renderer in renderers { await renderer.stop() }
+        await network.destroy()
+    }
+}
+
+/// An app's observer, for these tests: the route it was given.
+@MainActor
+final class DLNAAppObserver: AVSystemRouteControllerObserver {
+    private(set) var route: AVSystemRoute?
+    nonisolated init() {}
+
+    func systemRouteController(_ controller: AVSystemRouteController, handle event: AVSystemRouteEvent) async -> Bool {
+        if event.reason == .activate { route = event.route }
+        return true
+    }
+}
