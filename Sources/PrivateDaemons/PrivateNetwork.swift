@@ -117,11 +117,6 @@ public final class PrivateNetwork: Sendable {
         }
     }
 
-    /// Whether `namespace` exists now (as `ip netns list` shows it).
-    public static func namespaceExists(_ namespace: String) -> Bool {
-        FileManager.default.fileExists(atPath: "/run/netns/" + namespace)
-    }
-
     /// Every namespace this network made and has not deleted.
     public var namespaces: [String] { state.withLock { $0.namespaces } }
 

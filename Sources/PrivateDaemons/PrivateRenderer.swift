@@ -113,7 +113,13 @@ public final class PrivateRenderer: Sendable {
                 while !output.allEnded && ContinuousClock.now < flushed { try await Task.sleep(for: .milliseconds(10)) }
                 throw PrivateDaemonError("gmediarender \"\(name)\" in \(host.namespace) \(ended) before serving \(descriptionURL); its log:\n\(log)")
             }
-            if output.text(after: startMark.withLock { $0 }).contains("Ready for rendering.") {
+            let said = output.text(after: startMark.withLock { $0 })
+            // gmediarender would retry for a minute: with duplicate-address detection off, a failed
+            // bind means the port is taken on that host, which waiting does not cure.
+            if said.contains("UPNP_E_SOCKET_BIND") {
+                throw PrivateDaemonError("gmediarender \"\(name)\" in \(host.namespace) cannot listen on port \(port) (UPNP_E_SOCKET_BIND: does another program on that host use it?); its log:\n\(log)")
+            }
+            if said.contains("Ready for rendering.") {
                 let fetched = try await network.run([Self.curl, "-sS", "-m", "1", descriptionURL], in: network.controllerNamespace, timeout: .seconds(3))
                 if fetched.termination == .exited(0) && fetched.standardOutput.contains(udn) { return }
                 lastAnswer = "the last fetch of \(descriptionURL) from \(network.controllerNamespace): curl \(fetched.termination) \(fetched.standardError)"

@@ -125,6 +125,25 @@ struct PrivateRendererTests {
         }
     }
 
+    @Test("A renderer that cannot start says why, with its log, and leaves no process")
+    func failedStartLeavesNothing() async throws {
+        try await PrivateNetwork.withNetwork { network in
+            let host = try await network.addHost()
+            let first = try await PrivateRenderer.start(on: host, name: "First", port: 49500)
+            do {
+                _ = try await PrivateRenderer.start(on: host, name: "Second", port: 49500)
+                Issue.record("a second renderer started on a port already taken")
+            } catch let error as PrivateDaemonError {
+                #expect(error.description.contains("gmediarender \"Second\""), "\(error)")
+                #expect(error.description.contains("its log:"), "\(error)")
+                #expect(error.description.contains("port 49500"), "\(error)")
+            }
+            let left = try await ChildOutput.run("/usr/sbin/ip", ["netns", "pids", host.namespace], timeout: .seconds(5))
+            #expect(left.standardOutput.split(separator: "\n") == [Substring(String(first.pid))], "only the first renderer runs")
+            await first.stop()
+        }
+    }
+
     @Test("Destroying the network stops a renderer still running and deletes every namespace")
     func destroyLeavesNothing() async throws {
         let network = try await PrivateNetwork.create()
