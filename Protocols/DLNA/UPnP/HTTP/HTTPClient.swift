@@ -1,0 +1,116 @@
+import Foundation
+import Glibc
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+
+/// One HTTP/1.1 request and its whole response, for SOAP, device descriptions and GENA
+/// (SUBSCRIBE/UNSUBSCRIBE are custom methods: `HTTPMethod.RAW(value:)`).
+///
+/// Every request has a connection of its own (`Connection: close`): renderers are slow to answer
+/// and quick to drop idle connections, so reuse would buy little and cost a retry path.
+public struct HTTPClient: Sendable {
+    private let group: any EventLoopGroup
+
+    public init(group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
+        self.group = group
+    }
+
+    /// Sends the request and reads the response to its end; `timeout` covers connecting too. A
+    /// cancelled task gets a `.connectionFailed` error saying it was cancelled.
+    public func send(_ method: HTTPMethod, _ url: URL, headers: HTTPHeaders = [:], body: [UInt8] = [],
+                     timeout: Duration = .seconds(5), maximumBodyLength: Int = 2 << 20) async throws(HTTPClientError) -> HTTPClientResponse {
+        let request = "\(method.rawValue) \(url.absoluteString)"
+        let target = try Self.target(of: url, request: request)
+        let milliseconds = timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000
+        let loop = group.next()
+        let promise = loop.makePromise(of: HTTPClientResponse.self)
+        let channel: any Channel
+        do {
+            channel = try await ClientBootstrap(group: loop)
+                .connectTimeout(TimeAmount(timeout))
+                .channelOption(.socketOption(.tcp_nodelay), value: 1)
+                .channelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHTTPClientHandlers()
+                        try channel.pipeline.syncOperations.addHandler(
+                            HTTPClientResponseCollector(promise: promise, request: request, maximumBodyLength: maximumBodyLength))
+                    }
+                }
+                .connect(host: target.host, port: target.port).get()
+        } catch {
+            promise.fail(error)
+            throw Self.connectError(error, request: request, address: target.authority, milliseconds: milliseconds)
+        }
+        let deadline = loop.scheduleTask(in: TimeAmount(timeout)) {
+            promise.fail(HTTPClientError(.timedOut, request, "timed out after \(milliseconds) ms without a complete response"))
+            channel.close(promise: nil)
+        }
+        promise.futureResult.whenComplete { _ in deadline.cancel() }
+
+        var head = HTTPRequestHead(version: .http1_1, method: method, uri: target.path, headers: headers)
+        if !head.headers.contains(name: "host") { head.headers.add(name: "Host", value: target.authority) }
+        if !body.isEmpty || method == .POST || method == .PUT {
+            head.headers.replaceOrAdd(name: "Content-Length", value: String(body.count))
+        }
+        head.headers.replaceOrAdd(name: "Connection", value: "close")
+        channel.write(HTTPClientRequestPart.head(head), promise: nil)
+        if !body.isEmpty {
+            channel.write(HTTPClientRequestPart.body(.byteBuffer(channel.allocator.buffer(bytes: body))), promise: nil)
+        }
+        channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
+
+        do {
+            return try await withTaskCancellationHandler {
+                try await promise.futureResult.get()
+            } onCancel: {
+                promise.fail(HTTPClientError(.connectionFailed, request, "the request was cancelled"))
+                channel.close(promise: nil)
+            }
+        } catch let error as HTTPClientError {
+            throw error
+        } catch {
+            throw HTTPClientError(.connectionFailed, request, "the connection failed: \(error)")
+        }
+    }
+
+    /// Where to connect and what to ask for.
+    private struct Target {
+        var host: String
+        var port: Int
+        /// `host:port` as the Host header wants it (IPv6 literals in brackets).
+        var authority: String
+        /// The request target: path and query, percent-encoded as in the URL.
+        var path: String
+    }
+
+    private static func target(of url: URL, request: String) throws(HTTPClientError) -> Target {
+        guard url.scheme?.lowercased() == "http" else {
+            throw HTTPClientError(.invalidURL, request, "only http:// URLs are accepted, not \(url.scheme.map { "\($0)://" } ?? "a URL without a scheme")")
+        }
+        guard let components = URLComponents(url: url, resolvingAgainstBaseURL: false), var host = components.host, !host.isEmpty else {
+            throw HTTPClientError(.invalidURL, request, "the URL names no host")
+        }
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        let port = components.port ?? 80
+        guard (1...65535).contains(port) else { throw HTTPClientError(.invalidURL, request, "port \(port) is out of range") }
+        var path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
+        if let query = components.percentEncodedQuery { path += "?" + query }
+        let hostText = host.contains(":") ? "[\(host)]" : host
+        return Target(host: host, port: port, authority: port == 80 ? hostText : "\(hostText):\(port)", path: path)
+    }
+
+    private static func connectError(_ error: any Error, request: String, address: String, milliseconds: Int64) -> HTTPClientError {
+        if case ChannelError.connectTimeout = error {
+            return HTTPClientError(.timedOut, request, "could not connect to \(address) within \(milliseconds) ms")
+        }
+        var cause: any Error = error
+        if let connection = error as? NIOConnectionError, let first = connection.connectionErrors.first {
+            cause = first.error
+        }
+        if let ioError = cause as? IOError {
+            return HTTPClientError(.connectionFailed, request, "could not connect to \(address): \(String(cString: strerror(ioError.errnoCode)))")
+        }
+        return HTTPClientError(.connectionFailed, request, "could not connect to \(address): \(cause)")
+    }
+}

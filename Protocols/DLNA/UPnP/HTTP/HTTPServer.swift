@@ -1,0 +1,55 @@
+import Glibc
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+
+/// A small HTTP/1.1 server: the DLNA driver's GENA callback (NOTIFY) and media server share one
+/// per local address, so a renderer reaches both on the address it was told.
+public final class HTTPServer: Sendable {
+    public let host: String
+    public let port: Int
+    private let listener: any Channel
+    private let connections: OpenConnections
+
+    private init(host: String, port: Int, listener: any Channel, connections: OpenConnections) {
+        self.host = host
+        self.port = port
+        self.listener = listener
+        self.connections = connections
+    }
+
+    /// Binds host:port (port 0 = any) and serves until closed. Request bodies over
+    /// `maximumRequestBody` get 413; malformed requests 400; the connection is kept alive when the
+    /// client asks.
+    public static func start(host: String, port: Int = 0, maximumRequestBody: Int = 256 << 10,
+                             group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+                             handler: @escaping Handler) async throws -> HTTPServer {
+        let connections = OpenConnections()
+        let listener: any Channel
+        do {
+            listener = try await ServerBootstrap(group: group)
+                .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+                .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+                .childChannelInitializer { channel in
+                    connections.insert(channel)
+                    return channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
+                        try channel.pipeline.syncOperations.addHandler(
+                            HTTPServerConnection(handler: handler, maximumRequestBody: maximumRequestBody))
+                    }
+                }
+                .bind(host: host, port: port).get()
+        } catch let error as IOError {
+            throw HTTPServerError(description: "Could not listen for HTTP on \(host):\(port): \(String(cString: strerror(error.errnoCode)))")
+        } catch {
+            throw HTTPServerError(description: "Could not listen for HTTP on \(host):\(port): \(error)")
+        }
+        return HTTPServer(host: host, port: listener.localAddress?.port ?? port, listener: listener, connections: connections)
+    }
+
+    /// Stops accepting and closes open connections (ending the streams being served).
+    public func close() async {
+        try? await listener.close()
+        await connections.closeAll()
+    }
+}

@@ -1,0 +1,4 @@
+/// Why a server could not start, naming the address.
+public struct HTTPServerError: Error, Sendable, CustomStringConvertible {
+    public var description: String
+}
