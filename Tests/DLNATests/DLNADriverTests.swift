@@ -25,13 +25,14 @@ struct DLNADriverTests {
     @Test func aRendererIsListedAndLeavesWithByebyeAndComesBack() async throws {
         try await DLNATestBed.run { bed in
             let renderer = try await bed.addRenderer("Den Speaker")
-            let entry = try await bed.listed("Den Speaker")
-            #expect(entry.routes.map(\.protocolID) == [DLNATestBed.protocolID])
-            #expect(entry.routes.first?.device.id == "dlna:" + renderer.uuid)
-
             let view = PickerView()
             let picker = await bed.supervisor.openPicker { view.update($0) }
             try await bed.harness.waitUntil("listed") { view.names() == ["Den Speaker"] }
+            let entry = try #require(view.current.first)
+            #expect(entry.routes.map(\.protocolID) == [DLNATestBed.protocolID])
+            #expect(entry.routes.first?.device.id == "dlna:" + renderer.uuid)
+            // gmediarender renders video too: a TV, as far as the picker cares.
+            #expect(entry.routes.first?.device.deviceType == .tv)
             await renderer.stop()
             try await bed.harness.waitUntil("gone after its byebye") { view.names().isEmpty }
             try await renderer.restart()
@@ -64,7 +65,8 @@ struct DLNADriverTests {
                       let position = DLNATestBed.value("RelTime", in: answer) else { return false }
                 return position >= "0:00:04"
             }
-            try await bed.harness.waitUntil("the media ends") { await MainActor.run { control.state == .ended } }
+            try await bed.harness.waitUntil("the renderer stops at the end") { await bed.transportState(renderer) == "STOPPED" }
+            try await bed.harness.waitUntil("the app sees the end") { await MainActor.run { control.state == .ended } }
             // gmediarender forgets the URI at the end: playing again loads it again.
             await MainActor.run { control.isPlaying = true }
             try await bed.harness.waitUntil("plays again") { await bed.transportState(renderer) == "PLAYING" }
@@ -106,8 +108,9 @@ struct DLNADriverTests {
             #expect(uri.hasPrefix("http://\(bed.network.controllerAddress):"), "\(uri)")
             #expect(uri.contains("/media/"))
             // Served to the renderer only: the controller itself is refused.
-            let fromElsewhere = try await bed.network.run(["/usr/bin/curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", uri], in: bed.network.controllerNamespace)
-            #expect(fromElsewhere.standardOutput == "403")
+            let fromElsewhere = try await bed.network.run(["/usr/bin/curl", "-sS", "--max-time", "3", "-o", "/dev/null", "-w", "%{http_code}", uri],
+                                                          in: bed.network.controllerNamespace)
+            #expect(fromElsewhere.standardOutput == "403", "\(fromElsewhere.standardError)")
             await MainActor.run { control.currentPlaybackPosition = 5 }
             try await bed.harness.waitUntil("the renderer sought to 5 s in our file") {
                 guard let answer = try? await bed.controlPoint(renderer, service: "AVTransport", "GetPositionInfo", [("InstanceID", "0")]),

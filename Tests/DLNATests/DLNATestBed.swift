@@ -67,9 +67,13 @@ final class DLNATestBed: @unchecked Sendable {  // set up in init, then used by 
     func listed(_ name: String) async throws -> PickerEntry {
         let view = PickerView()
         let picker = await supervisor.openPicker { view.update($0) }
-        defer { Task { await self.supervisor.closePicker(picker.id) } }
-        try await harness.waitUntil("picker lists \(name)", seconds: 15) { view.names().contains(name) }
-        return try #require(view.current.first { $0.name == name })
+        var entry = picker.entries.first { $0.name == name }
+        if entry == nil {
+            try await harness.waitUntil("picker lists \(name)", seconds: 15) { view.names().contains(name) }
+            entry = view.current.first { $0.name == name }
+        }
+        await supervisor.closePicker(picker.id)
+        return try #require(entry)
     }
 
     /// A renderer listed, then activated by the operator.
@@ -104,16 +108,17 @@ final class DLNATestBed: @unchecked Sendable {  // set up in init, then used by 
         return Self.value("CurrentTransportState", in: answer)
     }
 
-    /// A media directory served over HTTP from the controller namespace (python's http.server,
-    /// stopped by PID with the bed), with a `seconds`-long 440 Hz tone `tone.wav`.
+    /// A media directory served over HTTP from the controller namespace (Python's http.server with
+    /// byte ranges, stopped by PID with the bed), with a `seconds`-long 440 Hz tone `tone.wav`.
     func mediaServer(seconds: Double = 4) async throws -> (directory: String, url: String) {
         let directory = harness.root + "/media"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         try await MediaFileServer.makeTone(at: directory + "/tone.wav", seconds: seconds, title: "Test Tone")
         let port = 8000 + Int(getpid() % 1000)
+        let script = harness.root + "/range-media-server.py"
+        try RangeMediaServer.source.write(toFile: script, atomically: true, encoding: .utf8)
         let child = try ChildProcess(executable: network.controllerCommandPrefix[0],
-                                     arguments: Array(network.controllerCommandPrefix.dropFirst()) + ["/usr/bin/python3", "-m", "http.server", String(port),
-                                                                                                   "--bind", network.controllerAddress, "--directory", directory],
+                                     arguments: Array(network.controllerCommandPrefix.dropFirst()) + ["/usr/bin/python3", script, network.controllerAddress, String(port), directory],
                                      standardOutput: nil, standardError: nil)
         children.append(child)
         let base = "http://\(network.controllerAddress):\(port)"

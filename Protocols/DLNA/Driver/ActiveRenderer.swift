@@ -40,6 +40,8 @@ final class ActiveRenderer {
     var gone: (String) -> Void = { _ in }
 
     private var subscriptions: [(subscription: GENASubscription, route: String)] = []
+    /// Callback routes whose SUBSCRIBE is under way.
+    private var pendingRoutes: Set<String> = []
     private var tasks: [Task<Void, Never>] = []
     private var isEnded = false
     /// Consecutive unanswered requests: two in a row (a second apart) end the route.
@@ -69,13 +71,16 @@ final class ActiveRenderer {
                 refusals.append("\(service.type) has no eventSubURL")
                 continue
             }
-            let route = endpoint.addEventRoute { [weak self] request in await self?.notified(request) ?? .init(status: .preconditionFailed) }
-            guard let callback = endpoint.url(route) else { continue }
+            let route = RandomToken.make()
+            let path = endpoint.addEventRoute(route) { [weak self] request in await self?.notified(request, on: route) ?? .init(status: .preconditionFailed) }
+            guard let callback = endpoint.url(path) else { continue }
+            pendingRoutes.insert(route)
+            defer { pendingRoutes.remove(route) }
             do {
                 let subscription = try await GENASubscription.subscribe(eventURL, callback: callback, client: client)
-                subscriptions.append((subscription, route))
+                subscriptions.append((subscription, path))
             } catch {
-                endpoint.removeEventRoute(route)
+                endpoint.removeEventRoute(path)
                 refusals.append(error.description)
             }
         }
@@ -166,6 +171,7 @@ final class ActiveRenderer {
     private func apply(_ event: RendererEvent) {
         var stateMoved = false
         if let state = event.transportState, state != transportState {
+            log("\(name): \(state)")
             if transportState == "PLAYING" { take(position: currentPosition) } else { positionAt = .now }
             transportState = state
             stateMoved = true
@@ -186,8 +192,14 @@ final class ActiveRenderer {
         if volumeMoved { volumeChanged() }
     }
 
-    private func notified(_ request: HTTPServer.Request) -> HTTPServer.Response {
-        guard let sid = request.headers.first(name: "SID"), subscriptions.contains(where: { $0.subscription.sid == sid }) else {
+    /// A NOTIFY on one of our callback paths. The renderer sends the first one (all the state)
+    /// as soon as it has answered SUBSCRIBE, often before that answer is read here: on a path
+    /// still waiting for its SID, any SID is taken (the path is ours and unguessable). Refusing it
+    /// with 412 makes some renderers drop the subscription altogether.
+    private func notified(_ request: HTTPServer.Request, on route: String) -> HTTPServer.Response {
+        let path = endpoint.eventPath(route)
+        guard let sid = request.headers.first(name: "SID"),
+              pendingRoutes.contains(route) || subscriptions.contains(where: { $0.route == path && $0.subscription.sid == sid }) else {
             return .init(status: .preconditionFailed)
         }
         do {
@@ -259,6 +271,9 @@ final class ActiveRenderer {
                     subscriptions[index].subscription = try await subscription.renewed(client: client)
                 } catch {
                     log("\(name): renewing the event subscription failed (\(error)); subscribing again")
+                    let token = String(route.dropFirst(endpoint.eventPath("").count))
+                    pendingRoutes.insert(token)
+                    defer { pendingRoutes.remove(token) }
                     if let callback = endpoint.url(route), let fresh = try? await GENASubscription.subscribe(subscription.eventURL, callback: callback, client: client) {
                         subscriptions[index].subscription = fresh
                     } else if !isEnded {

@@ -46,9 +46,10 @@ extension DLNADriver {
         guard self.active[active.session.id] === active else { return }
         self.active[active.session.id] = nil
         unpublish(active)
+        log(why)
+        routingManager.deviceDeactivated(active.device, session: active.session, error: MediaDeviceError(.connectionFailed, why))
         catalog.forget(active.renderer.description.udn)
         if reported.remove(active.device.id) != nil { routingManager.lostDevice(active.device) }
-        routingManager.deviceDeactivated(active.device, session: active.session, error: MediaDeviceError(.connectionFailed, why))
     }
 
     /// Our HTTP server on the address the kernel routes to the renderer from.

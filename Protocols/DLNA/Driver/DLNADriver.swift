@@ -93,8 +93,11 @@ final class DLNADriver: MediaDeviceExtension, RealtimeSampleHandling {
     }
 
     private func lost(_ renderer: KnownRenderer, why: String) {
-        log(why)
+        // Routes first, with the reason (logged there): a device lost while in use would end
+        // them with a generic one.
+        let users = active.values.filter { $0.device.id == renderer.device.id }
+        if users.isEmpty { log(why) }
+        for active in users { active.end(why) }
         if reported.remove(renderer.device.id) != nil { routingManager.lostDevice(renderer.device) }
-        for active in active.values where active.device.id == renderer.device.id { active.end(why) }
     }
 }

@@ -32,12 +32,14 @@ final class LocalEndpoint: Sendable {
 
     func url(_ path: String) -> URL? { URL(string: "http://\(address):\(server.port)\(path)") }
 
-    /// A new callback path whose NOTIFYs go to `handler`.
-    func addEventRoute(_ handler: @escaping EventHandler) -> String {
-        let path = "/events/" + RandomToken.make()
+    /// The callback path of `route` (an unguessable token), whose NOTIFYs go to `handler`.
+    func addEventRoute(_ route: String, _ handler: @escaping EventHandler) -> String {
+        let path = eventPath(route)
         routes.table.withLock { $0[path] = handler }
         return path
     }
+
+    func eventPath(_ route: String) -> String { "/events/" + route }
 
     func removeEventRoute(_ path: String) { _ = routes.table.withLock { $0.removeValue(forKey: path) } }
 

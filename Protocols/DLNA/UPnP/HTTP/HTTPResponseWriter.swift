@@ -38,7 +38,8 @@ enum HTTPResponseWriter {
                 switch response.body {
                 case .bytes(let bytes):
                     if !bytes.isEmpty {
-                        try await channel.write(HTTPServerResponsePart.body(.byteBuffer(channel.allocator.buffer(bytes: bytes)))).get()
+                        // Not awaited: a write completes only once flushed, which the end below does.
+                        channel.write(HTTPServerResponsePart.body(.byteBuffer(channel.allocator.buffer(bytes: bytes))), promise: nil)
                         response.bodyChunkWritten?(bytes.count)
                     }
                 case .stream(let length, let stream):
