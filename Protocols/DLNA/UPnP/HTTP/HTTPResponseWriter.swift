@@ -38,7 +38,7 @@ enum HTTPResponseWriter {
                 switch response.body {
                 case .bytes(let bytes):
                     if !bytes.isEmpty {
-                        try await channel.write(HTTPServerResponsePart.body(.byteBuffer(channel.allocator.buffer(bytes: bytes)))).get()
+                        try await channel.writeAndFlush(HTTPServerResponsePart.body(.byteBuffer(channel.allocator.buffer(bytes: bytes)))).get()
                         response.bodyChunkWritten?(bytes.count)
                     }
                 case .stream(let length, let stream):
