@@ -17,15 +17,16 @@ struct CurlResult {
     var written: String
 }
 
-/// Runs `/usr/bin/curl` (at most 30 s) with `arguments`; the body goes to a file in `directory`.
-func curl(_ arguments: [String], in directory: String, write: String = "") async throws -> CurlResult {
+/// Runs `/usr/bin/curl` (at most 30 s) with `arguments`; the body goes to a file in `directory`
+/// and is read back, or to /dev/null when `keepBody` is false (large downloads).
+func curl(_ arguments: [String], in directory: String, write: String = "", keepBody: Bool = true) async throws -> CurlResult {
     let bodyPath = directory + "/curl-body-\(UUID().uuidString)"
     let headersPath = directory + "/curl-headers-\(UUID().uuidString)"
     defer {
         unlink(bodyPath)
         unlink(headersPath)
     }
-    let output = try await ChildOutput.run("/usr/bin/curl", ["-sS", "--max-time", "20", "-D", headersPath, "-o", bodyPath, "-w", write] + arguments,
+    let output = try await ChildOutput.run("/usr/bin/curl", ["-sS", "--max-time", "20", "-D", headersPath, "-o", keepBody ? bodyPath : "/dev/null", "-w", write] + arguments,
                                            timeout: .seconds(30))
     try #require(output.termination == .exited(0), "curl \(arguments): \(output.termination): \(output.standardError)")
     let headerText = (try? String(contentsOfFile: headersPath, encoding: .utf8)) ?? ""

@@ -76,11 +76,15 @@ public final class MediaServer: Sendable {
         case .file(let path, let mimeType):
             response = await fileResponse(request, path: path, mimeType: mimeType)
         case .stream(let mimeType, let makeBody):
+            // HEAD gets an empty stream: no length is announced, and no live body is started.
+            let body = request.method == .GET ? makeBody() : AsyncThrowingStream { $0.finish() }
             response = HTTPServer.Response(status: .ok, headers: Self.headers(mimeType, features: DLNAContentFeatures.liveStream),
-                                           body: request.method == .GET ? .stream(length: nil, makeBody()) : .bytes([]))
+                                           body: .stream(length: nil, body))
         }
-        response.bodyChunkWritten = { [weak self] count in
-            self?.publications.withLock { $0[token]?.bytes += Int64(count) }
+        if response.status == .ok || response.status == .partialContent {
+            response.bodyChunkWritten = { [weak self] count in
+                self?.publications.withLock { $0[token]?.bytes += Int64(count) }
+            }
         }
         return response
     }
