@@ -141,7 +141,7 @@ struct MediaServerTests {
 
             // curl reads 1 MiB (asking for a range, which a live stream ignores) and is gone.
             let headersPath = directory + "/live-headers"
-            let output = try await ChildOutput.run("/bin/sh", ["-c", "/usr/bin/curl -sS -N -D \"$1\" -H 'Range: bytes=100-' \"$2\" | head -c 1048576 | wc -c",
+            let output = try await ChildOutput.run("/bin/sh", ["-c", "/usr/bin/curl -sS -N --max-time 20 -D \"$1\" -H 'Range: bytes=100-' \"$2\" | head -c 1048576 | wc -c",
                                                                "sh", headersPath, base + path], timeout: .seconds(30))
             #expect(output.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == "1048576")
             let headers = try String(contentsOfFile: headersPath, encoding: .utf8).lowercased()

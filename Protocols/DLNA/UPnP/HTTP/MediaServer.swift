@@ -145,9 +145,11 @@ public final class MediaServer: Sendable {
         return String(parts[2])
     }
 
-    /// One spelling per address: `::ffff:10.0.0.2` is `10.0.0.2`, IPv6 in its shortest form.
+    /// One spelling per address: `::ffff:10.0.0.2` is `10.0.0.2`, IPv6 in its shortest form and
+    /// without a zone (`fe80::1%eth0` is `fe80::1`: the peer address of a connection has none).
     private static func canonical(_ address: String) -> String {
-        let text = (try? SocketAddress(ipAddress: address, port: 0))?.ipAddress ?? address
+        let bare = address.split(separator: "%", maxSplits: 1).first.map(String.init) ?? address
+        let text = (try? SocketAddress(ipAddress: bare, port: 0))?.ipAddress ?? bare
         let mapped = "::ffff:"
         if text.lowercased().hasPrefix(mapped), text.contains(".") { return String(text.dropFirst(mapped.count)) }
         return text
