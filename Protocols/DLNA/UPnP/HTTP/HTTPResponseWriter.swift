@@ -38,8 +38,7 @@ enum HTTPResponseWriter {
                 switch response.body {
                 case .bytes(let bytes):
                     if !bytes.isEmpty {
-                        // Not awaited: a write completes only once flushed, which the end below does.
-                        channel.write(HTTPServerResponsePart.body(.byteBuffer(channel.allocator.buffer(bytes: bytes))), promise: nil)
+                        try await channel.writeAndFlush(HTTPServerResponsePart.body(.byteBuffer(channel.allocator.buffer(bytes: bytes)))).get()
                         response.bodyChunkWritten?(bytes.count)
                     }
                 case .stream(let length, let stream):

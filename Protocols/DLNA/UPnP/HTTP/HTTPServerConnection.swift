@@ -63,10 +63,9 @@ final class HTTPServerConnection: ChannelInboundHandler, RemovableChannelHandler
         context.fireChannelInactive()
     }
 
+    /// Parse errors reach here after NIO's error handler has written and flushed its 400.
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        // Parse errors are answered 400 (and the connection closed) by NIO's error handler; closing
-        // here could drop that answer before it is written.
-        if !(error is HTTPParserError) { context.close(promise: nil) }
+        context.close(promise: nil)
     }
 
     private func respond(to head: HTTPRequestHead, body: [UInt8], context: ChannelHandlerContext) {

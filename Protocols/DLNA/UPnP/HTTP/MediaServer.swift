@@ -76,11 +76,15 @@ public final class MediaServer: Sendable {
         case .file(let path, let mimeType):
             response = await fileResponse(request, path: path, mimeType: mimeType)
         case .stream(let mimeType, let makeBody):
+            // HEAD gets an empty stream: no length is announced, and no live body is started.
+            let body = request.method == .GET ? makeBody() : AsyncThrowingStream { $0.finish() }
             response = HTTPServer.Response(status: .ok, headers: Self.headers(mimeType, features: DLNAContentFeatures.liveStream),
-                                           body: request.method == .GET ? .stream(length: nil, makeBody()) : .bytes([]))
+                                           body: .stream(length: nil, body))
         }
-        response.bodyChunkWritten = { [weak self] count in
-            self?.publications.withLock { $0[token]?.bytes += Int64(count) }
+        if response.status == .ok || response.status == .partialContent {
+            response.bodyChunkWritten = { [weak self] count in
+                self?.publications.withLock { $0[token]?.bytes += Int64(count) }
+            }
         }
         return response
     }
@@ -141,9 +145,11 @@ public final class MediaServer: Sendable {
         return String(parts[2])
     }
 
-    /// One spelling per address: `::ffff:10.0.0.2` is `10.0.0.2`, IPv6 in its shortest form.
+    /// One spelling per address: `::ffff:10.0.0.2` is `10.0.0.2`, IPv6 in its shortest form and
+    /// without a zone (`fe80::1%eth0` is `fe80::1`: the peer address of a connection has none).
     private static func canonical(_ address: String) -> String {
-        let text = (try? SocketAddress(ipAddress: address, port: 0))?.ipAddress ?? address
+        let bare = address.split(separator: "%", maxSplits: 1).first.map(String.init) ?? address
+        let text = (try? SocketAddress(ipAddress: bare, port: 0))?.ipAddress ?? bare
         let mapped = "::ffff:"
         if text.lowercased().hasPrefix(mapped), text.contains(".") { return String(text.dropFirst(mapped.count)) }
         return text

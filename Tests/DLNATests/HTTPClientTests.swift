@@ -1,0 +1,154 @@
+import Foundation
+import Glibc
+import MediaRouteIPC
+import NIOHTTP1
+import Testing
+import TestSupport
+import UPnP
+
+@Suite("HTTPClient against python3's http.server, our server and broken peers", .timeLimit(.minutes(1)))
+struct HTTPClientTests {
+    let client = HTTPClient()
+
+    @Test func fetchesFromPythonHTTPServer() async throws {
+        try await withTemporaryDirectory { directory in
+            let content = (0..<100_000).map { UInt8(truncatingIfNeeded: $0 * 7) }
+            try Data(content).write(to: URL(fileURLWithPath: directory + "/description.xml"))
+            try await withPythonHTTPServer(serving: directory) { port in
+                let url = try #require(URL(string: "http://127.0.0.1:\(port)/description.xml"))
+                let got = try await client.send(.GET, url)
+                #expect(got.status == .ok)
+                #expect(got.body == content)
+                #expect(got.headers.first(name: "content-length") == "100000")
+
+                let head = try await client.send(.HEAD, url)
+                #expect(head.status == .ok)
+                #expect(head.body.isEmpty)
+                #expect(head.headers.first(name: "content-length") == "100000")
+
+                let missing = try await client.send(.GET, try #require(URL(string: "http://127.0.0.1:\(port)/nothing.xml")))
+                #expect(missing.status == .notFound)
+            }
+        }
+    }
+
+    @Test func postsABodyAndCustomMethodsWithTheirHeaders() async throws {
+        let seen = EventLog<HTTPServer.Request>()
+        try await withHTTPServer({ request in
+            seen.append(request)
+            if request.method.rawValue == "SUBSCRIBE" {
+                return HTTPServer.Response(status: .ok, headers: ["SID": "uuid:subscription-1", "TIMEOUT": "Second-300"])
+            }
+            return HTTPServer.Response(status: .ok, headers: ["Content-Type": "text/xml"], body: .bytes(request.body.reversed()))
+        }) { server in
+            let soap = Array("<s:Envelope>Play</s:Envelope>".utf8)
+            let control = try #require(URL(string: "http://127.0.0.1:\(server.port)/AVTransport/control?x=1%202"))
+            let answer = try await client.send(.POST, control, headers: ["SOAPACTION": "\"urn:schemas-upnp-org:service:AVTransport:1#Play\""], body: soap)
+            #expect(answer.status == .ok)
+            #expect(answer.body == soap.reversed())
+            #expect(answer.headers.first(name: "content-type") == "text/xml")
+
+            let events = try #require(URL(string: "http://127.0.0.1:\(server.port)/AVTransport/event"))
+            let subscribed = try await client.send(.RAW(value: "SUBSCRIBE"), events, headers: [
+                "CALLBACK": "<http://127.0.0.1:4000/gena/1>", "NT": "upnp:event", "TIMEOUT": "Second-300",
+            ])
+            #expect(subscribed.status == .ok)
+            #expect(subscribed.headers.first(name: "sid") == "uuid:subscription-1")
+
+            let requests = seen.all
+            try #require(requests.count == 2)
+            #expect(requests[0].method == .POST)
+            #expect(requests[0].uri == "/AVTransport/control?x=1%202")
+            #expect(requests[0].path == "/AVTransport/control")
+            #expect(requests[0].headers.first(name: "soapaction") == "\"urn:schemas-upnp-org:service:AVTransport:1#Play\"")
+            #expect(requests[0].headers.first(name: "host") == "127.0.0.1:\(server.port)")
+            #expect(requests[0].remoteAddress == "127.0.0.1")
+            // NIO parses SUBSCRIBE into its own case: compare the method's text, not the enum.
+            #expect(requests[1].method.rawValue == "SUBSCRIBE")
+            #expect(requests[1].headers.first(name: "callback") == "<http://127.0.0.1:4000/gena/1>")
+            #expect(requests[1].headers.first(name: "nt") == "upnp:event")
+            #expect(requests[1].headers.first(name: "timeout") == "Second-300")
+        }
+    }
+
+    @Test func timesOutOnAServerThatNeverAnswers() async throws {
+        try await withSilentListener { port in
+            let url = try #require(URL(string: "http://127.0.0.1:\(port)/control"))
+            let started = ContinuousClock.now
+            let error = await #expect(throws: HTTPClientError.self) {
+                try await client.send(.POST, url, body: [1, 2, 3], timeout: .milliseconds(300))
+            }
+            #expect(error?.kind == .timedOut)
+            #expect(error?.description == "POST http://127.0.0.1:\(port)/control: timed out after 300 ms without a complete response")
+            #expect(ContinuousClock.now - started < .seconds(3))
+        }
+    }
+
+    @Test func reportsARefusedConnection() async throws {
+        let (fd, port) = try listeningSocket()
+        close(fd)  // nothing listens there now
+        let url = try #require(URL(string: "http://127.0.0.1:\(port)/description.xml"))
+        let error = await #expect(throws: HTTPClientError.self) { try await client.send(.GET, url) }
+        #expect(error?.kind == .connectionFailed)
+        #expect(error?.description == "GET http://127.0.0.1:\(port)/description.xml: could not connect to 127.0.0.1:\(port): Connection refused")
+    }
+
+    @Test func rejectsAMalformedResponse() async throws {
+        let peer = try RawReplyPeer(reply: Array("this is not HTTP at all\r\n\r\n".utf8))
+        let url = try #require(URL(string: "http://127.0.0.1:\(peer.port)/"))
+        let error = await #expect(throws: HTTPClientError.self) { try await client.send(.GET, url) }
+        await peer.stop()
+        #expect(error?.kind == .malformedResponse)
+        #expect(error?.description.hasPrefix("GET http://127.0.0.1:\(peer.port)/: the response is not valid HTTP/1.1") == true)
+    }
+
+    @Test func rejectsAResponseCutShort() async throws {
+        let peer = try RawReplyPeer(reply: Array("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly this".utf8))
+        let url = try #require(URL(string: "http://127.0.0.1:\(peer.port)/"))
+        let error = await #expect(throws: HTTPClientError.self) { try await client.send(.GET, url) }
+        await peer.stop()
+        #expect(error?.kind == .malformedResponse)
+    }
+
+    @Test func refusesABodyOverTheLimit() async throws {
+        try await withHTTPServer({ _ in HTTPServer.Response(status: .ok, body: .bytes([UInt8](repeating: 7, count: 3 << 20))) }) { server in
+            let url = try #require(URL(string: "http://127.0.0.1:\(server.port)/big"))
+            let error = await #expect(throws: HTTPClientError.self) { try await client.send(.GET, url, maximumBodyLength: 1 << 20) }
+            #expect(error?.kind == .bodyTooLarge)
+            #expect(error?.description == "GET http://127.0.0.1:\(server.port)/big: the response body is longer than the limit of 1048576 bytes")
+            let whole = try await client.send(.GET, url, maximumBodyLength: 4 << 20)
+            #expect(whole.body.count == 3 << 20)
+        }
+    }
+
+    @Test(arguments: ["https://127.0.0.1/x", "ftp://127.0.0.1/x", "file:///tmp/x", "http:///only/a/path", "/relative"])
+    func refusesURLsItCannotFetch(_ text: String) async throws {
+        let url = try #require(URL(string: text))
+        let error = await #expect(throws: HTTPClientError.self) { try await client.send(.GET, url) }
+        #expect(error?.kind == .invalidURL)
+        #expect(error?.description.hasPrefix("GET \(text): ") == true)
+    }
+}
+
+/// python3's http.server serving `directory` on 127.0.0.1, stopped by its PID after `body`.
+private func withPythonHTTPServer(serving directory: String, _ body: (Int) async throws -> Void) async throws {
+    let (fd, port) = try listeningSocket()
+    close(fd)  // a free port for python (another process could take it first; then the wait fails)
+    let devNull = open("/dev/null", O_RDWR | O_CLOEXEC)
+    defer { close(devNull) }
+    let python = try ChildProcess(executable: "/usr/bin/python3",
+                                  arguments: ["-m", "http.server", String(port), "--bind", "127.0.0.1", "--directory", directory],
+                                  standardInput: devNull, standardOutput: devNull, standardError: devNull)
+    do {
+        let client = HTTPClient()
+        let root = try #require(URL(string: "http://127.0.0.1:\(port)/"))
+        try await waitUntil("python3 -m http.server listening on \(port)", seconds: 10) {
+            (try? await client.send(.HEAD, root, timeout: .seconds(1))) != nil
+        }
+        try await body(port)
+    } catch {
+        await python.terminate(grace: .seconds(2))
+        throw error
+    }
+    await python.terminate(grace: .seconds(2))
+}
