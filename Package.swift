@@ -138,7 +138,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "mediaroute-dlna-driver",
-            dependencies: ["UPnP", "PCMPlayback", "MediaDevice", "MediaRouteIPC"],
+            dependencies: ["UPnP", "PCMPlayback", "MediaDevice", "MediaRouteIPC", .product(name: "NIOHTTP1", package: "swift-nio")],
             path: "Protocols/DLNA/Driver"
         ),
 
@@ -193,7 +193,8 @@ let package = Package(
                                    "TestSupport", "mediaroute-bluetooth-driver", "mediarouted", "mediaroute"]),
         .testTarget(name: "DLNATests",
                     dependencies: ["UPnP", "AVSystemRouting", "MediaRouteSupervisor", "MediaDevice", "MediaRouteIPC", "PrivateDaemons", "TestSupport",
-                                   "mediaroute-dlna-driver", "mediarouted", "mediaroute", .product(name: "NIOCore", package: "swift-nio")]),
+                                   "mediaroute-dlna-driver", "mediarouted", "mediaroute", .product(name: "NIOCore", package: "swift-nio"),
+                                   .product(name: "NIOHTTP1", package: "swift-nio")]),
         .testTarget(name: "COpusTests", dependencies: ["COpus", "MediaRouteIPC"]),
         .testTarget(name: "CX264Tests", dependencies: ["CX264"]),
     ],

@@ -25,7 +25,7 @@ final class LocalEndpoint: Sendable {
             if let answer = await media.handle(request) { return answer }
             if let handler = routes.table.withLock({ $0[request.path] }) { return await handler(request) }
             // GENA asks for 412 when a NOTIFY names a subscription we do not have (UDA 2.0 §4.3).
-            return HTTPServer.Response(status: request.method == .RAW(value: "NOTIFY") ? .preconditionFailed : .notFound)
+            return HTTPServer.Response(status: request.method.rawValue == "NOTIFY" ? .preconditionFailed : .notFound)
         }
         return LocalEndpoint(address: address, server: server, media: media, routes: routes)
     }

@@ -35,7 +35,7 @@ public struct GENASubscription: Sendable, Hashable {
     public func cancel(client: HTTPClient) async {
         var headers = HTTPHeaders()
         headers.add(name: "SID", value: sid)
-        _ = try? await client.send(.RAW(value: "UNSUBSCRIBE"), eventURL, headers: headers, timeout: .seconds(2))
+        _ = try? await client.send(.UNSUBSCRIBE, eventURL, headers: headers, timeout: .seconds(2))
     }
 
     /// When to renew: halfway through what was granted (at least 1 s).
@@ -45,7 +45,7 @@ public struct GENASubscription: Sendable, Hashable {
         let who = url.host ?? "the renderer"
         let response: HTTPClientResponse
         do {
-            response = try await client.send(.RAW(value: "SUBSCRIBE"), url, headers: headers)
+            response = try await client.send(.SUBSCRIBE, url, headers: headers)
         } catch {
             throw UPnPError(.unreachable, "subscribing to events of \(who): \(error)")
         }
