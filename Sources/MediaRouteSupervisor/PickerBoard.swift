@@ -8,8 +8,11 @@ final class PickerBoard {
     private var nextID = 1
     /// Set while a publication is scheduled: changes until then go out as one list.
     var publication: EventLoop.TimerHandle?
+    /// When the list last went out: a change after a quiet spell goes out at once.
+    var lastPublished: ContinuousClock.Instant?
 
-    /// The longest a picker waits to hear of a change; changes within it are sent as one list.
+    /// Pickers hear of changes at most once per this; a change after a quiet spell at once, the
+    /// changes that follow it within the window as one list at its end.
     static let coalescing: Duration = .milliseconds(10)
 
     var isEmpty: Bool { watchers.isEmpty }

@@ -37,10 +37,15 @@ extension Supervisor {
     /// reporting a hundred devices must not send a hundred whole lists to every picker.
     func publishPicker() {
         guard !pickers.isEmpty, pickers.publication == nil else { return }
-        pickers.publication = loop.schedule(after: PickerBoard.coalescing) { [self] in
+        // After a quiet spell, on the loop's next turn (so that what the caller changes next goes
+        // out with it); otherwise when the window since the last publication ends.
+        let now = ContinuousClock.now
+        let wait = pickers.lastPublished.map { max(.zero, $0 + PickerBoard.coalescing - now) } ?? .zero
+        pickers.publication = loop.schedule(after: wait) { [self] in
             assumeIsolated { supervisor in
                 supervisor.pickers.publication = nil
                 guard !supervisor.pickers.isEmpty else { return }
+                supervisor.pickers.lastPublished = .now
                 supervisor.pickers.tell(supervisor.pickerEntries())
             }
         }

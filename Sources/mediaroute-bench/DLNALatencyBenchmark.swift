@@ -27,10 +27,12 @@ struct DLNALatencyBenchmark {
             let host = try await network.addHost()
             try await MediaFileServer.makeTone(at: root + "/media/tone.wav", seconds: 30, title: "Bench Tone")
             let port = 8000 + Int(getpid() % 1000)
+            let quiet = open("/dev/null", O_WRONLY | O_CLOEXEC)
+            defer { close(quiet) }
             mediaServer = try ChildProcess(executable: network.controllerCommandPrefix[0],
                                            arguments: Array(network.controllerCommandPrefix.dropFirst()) + ["/usr/bin/python3", "-m", "http.server", String(port),
                                                                                                          "--bind", network.controllerAddress, "--directory", root + "/media"],
-                                           standardOutput: nil, standardError: nil)
+                                           standardOutput: quiet, standardError: quiet)
             let media = "http://\(network.controllerAddress):\(port)/tone.wav"
             let command = network.controllerCommandPrefix + [Executables.sibling("mediaroute-dlna-driver")]
             let manifest: JSONValue = [
@@ -45,7 +47,8 @@ struct DLNALatencyBenchmark {
             try await running.start()
             supervisor = running
             // Warm: the driver started and SSDP listening, as on a machine where it ran before.
-            _ = try await listed(running, uuid: nil)
+            renderer = try await PrivateRenderer.start(on: host, name: Self.name)
+            _ = try await listed(running, uuid: renderer?.uuid)
 
             print("dlna-latency: \(iterations) runs each, gmediarender on a private LAN (veth), the raw control point in the driver's namespace")
             var rawListing: [UInt64] = [], rawSearch: [UInt64] = [], ours: [UInt64] = []
@@ -125,12 +128,12 @@ struct DLNALatencyBenchmark {
         }
     }
 
-    /// Opens a picker until the renderer (of `uuid`, or any) is listed; returns how long that took.
+    /// Opens a picker until the renderer of `uuid` is listed; returns how long that took.
     private func listed(_ supervisor: Supervisor, uuid: String?) async throws -> UInt64 {
         let seen = Flag()
         let start = now()
         let picker = await supervisor.openPicker { entries in
-            if entries.contains(where: { $0.routes.contains { uuid == nil || $0.device.id == "dlna:" + (uuid ?? "") } }) { seen.set() }
+            if entries.contains(where: { $0.routes.contains { $0.device.id == "dlna:" + (uuid ?? "") } }) { seen.set() }
         }
         let deadline = ContinuousClock.now + .seconds(20)
         while !seen.isSet {

@@ -41,6 +41,23 @@ struct DLNADriverTests {
         }
     }
 
+    /// Unplugged: no byebye, and a max-age (gmediarender's is 100 s) far off. While a picker is
+    /// open, three searches left unanswered take it off the list.
+    @Test func aRendererThatVanishesWithoutAWordLeavesThePicker() async throws {
+        try await DLNATestBed.run { bed in
+            let renderer = try await bed.addRenderer("Attic Speaker")
+            let view = PickerView()
+            let picker = await bed.supervisor.openPicker { view.update($0) }
+            try await bed.harness.waitUntil("listed") { view.names() == ["Attic Speaker"] }
+            await renderer.kill()
+            try await bed.harness.waitUntil("gone once it stopped answering searches") { view.names().isEmpty }
+            try await bed.harness.waitUntil("the log says why") {
+                bed.harness.log.all.contains { $0.contains("Attic Speaker no longer answers searches") }
+            }
+            await bed.supervisor.closePicker(picker.id)
+        }
+    }
+
     @Test func aURLPlaysPausesSeeksEndsAndPlaysAgain() async throws {
         try await DLNATestBed.run { bed in
             let renderer = try await bed.addRenderer("Lounge TV")

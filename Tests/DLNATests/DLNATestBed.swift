@@ -117,9 +117,11 @@ final class DLNATestBed: @unchecked Sendable {  // set up in init, then used by 
         let port = 8000 + Int(getpid() % 1000)
         let script = harness.root + "/range-media-server.py"
         try RangeMediaServer.source.write(toFile: script, atomically: true, encoding: .utf8)
+        let quiet = open("/dev/null", O_WRONLY | O_CLOEXEC)
+        defer { close(quiet) }
         let child = try ChildProcess(executable: network.controllerCommandPrefix[0],
                                      arguments: Array(network.controllerCommandPrefix.dropFirst()) + ["/usr/bin/python3", script, network.controllerAddress, String(port), directory],
-                                     standardOutput: nil, standardError: nil)
+                                     standardOutput: quiet, standardError: quiet)
         children.append(child)
         let base = "http://\(network.controllerAddress):\(port)"
         try await harness.waitUntil("the media server answers") {

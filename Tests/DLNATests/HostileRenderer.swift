@@ -14,9 +14,11 @@ struct HostileRenderer {
         let script = directory + "/hostile-renderer.py"
         try source.write(toFile: script, atomically: true, encoding: .utf8)
         let uuid = UUID().uuidString.lowercased()
+        let quiet = open("/dev/null", O_WRONLY | O_CLOEXEC)
+        defer { close(quiet) }
         let process = try ChildProcess(executable: "/usr/sbin/ip",
                                        arguments: ["netns", "exec", host.namespace, "/usr/bin/python3", "-u", script, mode, host.address, "49600", uuid, name],
-                                       standardOutput: nil, standardError: nil)
+                                       standardOutput: quiet, standardError: quiet)
         return HostileRenderer(process: process, name: name)
     }
 

@@ -1,19 +1,23 @@
 /// One entry of a renderer's `GetProtocolInfo` Sink list: `protocol:network:contentFormat:additionalInfo`
 /// (ConnectionManager:1 §2.5.2), e.g. `http-get:*:audio/mpeg:*`.
 public struct ProtocolInfo: Sendable, Hashable, CustomStringConvertible {
-    public var transport: String
-    public var network: String
-    public var contentFormat: String
-    public var additionalInfo: String
+    public let transport: String
+    public let network: String
+    public let contentFormat: String
+    public let additionalInfo: String
+    /// The MIME type without parameters, lower-cased, in its usual spelling (read once: a
+    /// renderer's list is matched against often).
+    let baseType: String
 
     public init?(_ text: some StringProtocol) {
-        let parts = text.split(separator: ":", maxSplits: 3, omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+        let parts = text.split(separator: ":", maxSplits: 3, omittingEmptySubsequences: false).map { $0.trimmed }
         guard parts.count == 4, !parts[0].isEmpty, !parts[2].isEmpty else { return nil }
-        (transport, network, contentFormat, additionalInfo) = (parts[0], parts[1], parts[2], parts[3])
+        self.init(transport: parts[0], network: parts[1], contentFormat: parts[2], additionalInfo: parts[3])
     }
 
     public init(transport: String = "http-get", network: String = "*", contentFormat: String, additionalInfo: String = "*") {
         (self.transport, self.network, self.contentFormat, self.additionalInfo) = (transport, network, contentFormat, additionalInfo)
+        baseType = Self.canonical(Self.base(of: contentFormat))
     }
 
     public var description: String { "\(transport):\(network):\(contentFormat):\(additionalInfo)" }
@@ -21,15 +25,14 @@ public struct ProtocolInfo: Sendable, Hashable, CustomStringConvertible {
     /// The comma-separated list a renderer gives.
     public static func list(_ text: String) -> [ProtocolInfo] { text.split(separator: ",").compactMap(ProtocolInfo.init) }
 
-    /// The MIME type without parameters, lower-cased.
-    var baseType: String { contentFormat.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? "" }
+    private static func base(of type: String) -> String { type.split(separator: ";").first.map { $0.trimmed.lowercased() } ?? "" }
 
     /// Whether an HTTP resource of `mimeType` matches this entry (wildcards allowed, and the
     /// several spellings of one type: renderers list `audio/x-wav` for what servers call `audio/wav`).
     public func accepts(_ mimeType: String) -> Bool {
         guard transport == "http-get" || transport == "*" else { return false }
-        let wanted = Self.canonical(mimeType.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? "")
-        let offered = Self.canonical(baseType)
+        let wanted = Self.canonical(Self.base(of: mimeType))
+        let offered = baseType
         if offered == "*" || offered == "*/*" || offered == wanted { return true }
         if offered.hasSuffix("/*") { return wanted.hasPrefix(offered.dropLast()) }
         return false
@@ -42,7 +45,7 @@ public struct ProtocolInfo: Sendable, Hashable, CustomStringConvertible {
     /// A parameter of the content format, e.g. `rate` of `audio/L16;rate=44100;channels=2`.
     public func parameter(_ name: String) -> String? {
         for part in contentFormat.split(separator: ";").dropFirst() {
-            let pair = part.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            let pair = part.split(separator: "=", maxSplits: 1).map { $0.trimmed }
             if pair.count == 2, pair[0].lowercased() == name.lowercased() { return pair[1] }
         }
         return nil

@@ -58,7 +58,7 @@ public struct SSDPAnnouncement: Sendable, Hashable {
     static func maxAge(_ cacheControl: String?) -> Int {
         guard let cacheControl else { return defaultMaxAge }
         for directive in cacheControl.split(separator: ",") {
-            let parts = directive.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            let parts = directive.split(separator: "=", maxSplits: 1).map { $0.trimmed.lowercased() }
             if parts.count == 2, parts[0] == "max-age", let seconds = Int(parts[1]) { return min(max(seconds, 1), 86_400) }
         }
         return defaultMaxAge

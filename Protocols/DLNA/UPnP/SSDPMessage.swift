@@ -20,15 +20,15 @@ public struct SSDPMessage: Sendable, Hashable {
     /// Reads a datagram; nil for anything that is not an SSDP message.
     public init?(_ bytes: some Collection<UInt8>) {
         guard bytes.count <= Self.maximumLength, let text = String(validating: bytes, as: UTF8.self) else { return nil }
-        var lines = text.split(omittingEmptySubsequences: false) { $0 == "\n" || $0 == "\r\n" }.map { $0.trimmingCharacters(in: .whitespaces) }
+        var lines = text.split(omittingEmptySubsequences: false) { $0 == "\n" || $0 == "\r\n" }.map { $0.trimmed }
         while lines.last?.isEmpty == true { lines.removeLast() }
         guard let start = lines.first, start.hasSuffix("HTTP/1.1") || start.hasPrefix("HTTP/1.") else { return nil }
         var headers: [String: String] = [:]
         for line in lines.dropFirst() {
             if line.isEmpty { break }
             guard let colon = line.firstIndex(of: ":") else { return nil }
-            let name = line[..<colon].trimmingCharacters(in: .whitespaces).lowercased()
-            if headers[name] == nil { headers[name] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces) }
+            let name = line[..<colon].trimmed.lowercased()
+            if headers[name] == nil { headers[name] = line[line.index(after: colon)...].trimmed }
         }
         self.init(startLine: start, headers: headers)
     }

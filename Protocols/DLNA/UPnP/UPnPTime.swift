@@ -2,7 +2,7 @@
 public enum UPnPTime {
     /// Seconds, or nil for `NOT_IMPLEMENTED`, empty and malformed values.
     public static func seconds(_ text: String) -> Double? {
-        let parts = text.trimmingCharacters(in: .whitespaces).split(separator: ":", omittingEmptySubsequences: false)
+        let parts = text.trimmed.split(separator: ":", omittingEmptySubsequences: false)
         guard parts.count == 3, let hours = Int(parts[0]), let minutes = Int(parts[1]), hours >= 0, (0..<60).contains(minutes) else { return nil }
         let secondsPart = parts[2].split(separator: ".", maxSplits: 1)
         guard let whole = secondsPart.first.flatMap({ Int($0) }), (0..<60).contains(whole) else { return nil }

@@ -103,7 +103,7 @@ private final class TreeBuilder: NSObject, XMLParserDelegate {
     func parser(_ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?, qualifiedName: String?) {
         guard let (popped, text) = stack.popLast() else { return }
         var node = popped
-        node.text = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        node.text = text.trimmed
         if stack.isEmpty { root = node } else { stack[stack.count - 1].node.children.append(node) }
     }
 }

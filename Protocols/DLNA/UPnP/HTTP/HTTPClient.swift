@@ -27,7 +27,7 @@ public struct HTTPClient: Sendable {
         let promise = loop.makePromise(of: HTTPClientResponse.self)
         let channel: any Channel
         do {
-            channel = try await ClientBootstrap(group: loop)
+            let bootstrap = ClientBootstrap(group: loop)
                 .connectTimeout(TimeAmount(timeout))
                 .channelOption(.socketOption(.tcp_nodelay), value: 1)
                 .channelInitializer { channel in
@@ -37,7 +37,13 @@ public struct HTTPClient: Sendable {
                             HTTPClientResponseCollector(promise: promise, request: request, maximumBodyLength: maximumBodyLength))
                     }
                 }
-                .connect(host: target.host, port: target.port).get()
+            // An address (what renderers put in their URLs) is connected to at once: connecting
+            // by name resolves it on a thread pool first, a millisecond or more per request.
+            if let address = try? SocketAddress(ipAddress: target.host, port: target.port) {
+                channel = try await bootstrap.connect(to: address).get()
+            } else {
+                channel = try await bootstrap.connect(host: target.host, port: target.port).get()
+            }
         } catch {
             promise.fail(error)
             throw Self.connectError(error, request: request, address: target.authority, milliseconds: milliseconds)
