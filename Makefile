@@ -16,7 +16,12 @@ deps:
 	if [ -n "$$missing" ]; then \
 	    echo "Installing missing packages:" $$missing; \
 	    sudo=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-	    $$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq $$missing; \
+	    guard=; if [ ! -e /usr/sbin/policy-rc.d ]; then guard=1; \
+	        printf '#!/bin/sh\n# make deps: no service starts on install (avahi-daemon, gmediarender would multicast on the real network)\nexit 101\n' \
+	            | $$sudo tee /usr/sbin/policy-rc.d >/dev/null && $$sudo chmod 755 /usr/sbin/policy-rc.d; fi; \
+	    $$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq $$missing; status=$$?; \
+	    if [ -n "$$guard" ]; then $$sudo rm -f /usr/sbin/policy-rc.d; fi; \
+	    exit $$status; \
 	fi
 
 demo: deps
