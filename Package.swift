@@ -169,7 +169,7 @@ let package = Package(
 
         .testTarget(name: "MediaRouteIPCTests", dependencies: ["MediaRouteIPC", "MediaRouteWire", "TestSupport"]),
         // Real peers for tests (private dbus-daemon, ...), started and stopped by PID.
-        .target(name: "TestSupport", dependencies: ["MediaRouteIPC", "MediaRouteSupervisor", "PrivateDaemons", .product(name: "Logging", package: "swift-log")],
+        .target(name: "TestSupport", dependencies: ["MediaRouteIPC", "MediaRouteSupervisor", "AVSystemRouting", "PrivateDaemons", .product(name: "Logging", package: "swift-log")],
                 path: "Tests/TestSupport"),
         // A driver that crashes, hangs, floods, sends garbage or lies on command, for the crash-isolation tests.
         .executableTarget(name: "mediaroute-testdriver", dependencies: ["MediaDevice"], path: "Tests/TestDriver"),

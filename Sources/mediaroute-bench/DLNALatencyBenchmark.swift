@@ -130,18 +130,7 @@ struct DLNALatencyBenchmark {
 
     /// Opens a picker until the renderer of `uuid` is listed; returns how long that took.
     private func listed(_ supervisor: Supervisor, uuid: String?) async throws -> UInt64 {
-        let seen = Flag()
-        let start = now()
-        let picker = await supervisor.openPicker { entries in
-            if entries.contains(where: { $0.routes.contains { $0.device.id == "dlna:" + (uuid ?? "") } }) { seen.set() }
-        }
-        let deadline = ContinuousClock.now + .seconds(20)
-        while !seen.isSet {
-            guard ContinuousClock.now < deadline else { throw BenchmarkError("the renderer was not listed within 20 s") }
-            try await Task.sleep(for: .microseconds(200))
-        }
-        let elapsed = now() - start
-        await supervisor.closePicker(picker.id)
-        return elapsed
+        let id = "dlna:" + (uuid ?? "")
+        return try await timeUntilListed(supervisor, "the renderer") { entries in entries.contains { $0.routes.contains { $0.device.id == id } } }
     }
 }

@@ -60,17 +60,7 @@ final class ReferenceStage: @unchecked Sendable {
 
     /// Opens a picker until the receiver is listed; returns how long that took.
     func waitUntilListed(_ supervisor: Supervisor) async throws -> UInt64 {
-        let seen = Flag()
-        let start = now()
-        let picker = await supervisor.openPicker { entries in if entries.contains(where: { $0.name == Self.receiverName }) { seen.set() } }
-        let deadline = ContinuousClock.now + .seconds(20)
-        while !seen.isSet {
-            guard ContinuousClock.now < deadline else { throw BenchmarkError("\(Self.receiverName) was not discovered within 20 s") }
-            try await Task.sleep(for: .microseconds(200))
-        }
-        let elapsed = now() - start
-        await supervisor.closePicker(picker.id)
-        return elapsed
+        try await timeUntilListed(supervisor, Self.receiverName) { entries in entries.contains { $0.name == Self.receiverName } }
     }
 
     private func tearDown() async {

@@ -17,9 +17,9 @@ import TestSupport
 struct BluetoothAudioTests {
     /// An activated speaker and an app holding its route.
     private func route(_ bed: BluetoothTestBed, address: String = "AA:BB:CC:00:00:41",
-                       app: AVSystemRouteController? = nil) async throws -> (AVSystemRoute, BluetoothAppObserver) {
+                       app: AVSystemRouteController? = nil) async throws -> (AVSystemRoute, ActivatedRouteObserver) {
         let app = app ?? bed.app()
-        let observer = BluetoothAppObserver()
+        let observer = ActivatedRouteObserver()
         #expect(app.addObserver(observer))
         try await bed.activatedSpeaker("Kitchen Speaker", address: address)
         try await bed.harness.waitUntil("app has the route") { await MainActor.run { observer.route != nil } }

@@ -15,7 +15,7 @@ struct DLNADriverTests {
     /// An activated renderer and an app holding its route.
     private func route(_ bed: DLNATestBed, _ name: String, app: AVSystemRouteController? = nil) async throws -> AVSystemRoute {
         let app = app ?? bed.app()
-        let observer = DLNAAppObserver()
+        let observer = ActivatedRouteObserver()
         #expect(app.addObserver(observer))
         try await bed.activated(name)
         try await bed.harness.waitUntil("app has the route") { await MainActor.run { observer.route != nil } }
@@ -87,6 +87,9 @@ struct DLNADriverTests {
             // gmediarender forgets the URI at the end: playing again loads it again.
             await MainActor.run { control.isPlaying = true }
             try await bed.harness.waitUntil("plays again") { await bed.transportState(renderer) == "PLAYING" }
+            // The route given up: what we started there stops.
+            try await bed.supervisor.deactivate("Lounge TV")
+            try await bed.harness.waitUntil("stopped with the route") { await bed.transportState(renderer) == "STOPPED" }
         }
     }
 
@@ -166,6 +169,10 @@ struct DLNADriverTests {
                 guard let answer = try? await bed.controlPoint(renderer, service: "AVTransport", "GetPositionInfo", [("InstanceID", "0")]),
                       let position = DLNATestBed.value("RelTime", in: answer) else { return false }
                 return position >= "0:00:01"
+            }
+            // How late the renderer plays what the app writes is measured and told to the operator.
+            try await bed.harness.waitUntil("the renderer's latency is reported") {
+                bed.harness.log.all.contains { $0.contains("Patio Speaker plays live audio") && $0.contains(" ms after it is written") }
             }
             writer.cancel()
             try await stream.stop()

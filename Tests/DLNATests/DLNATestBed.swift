@@ -142,15 +142,3 @@ final class DLNATestBed: @unchecked Sendable {  // set up in init, then used by 
         await network.destroy()
     }
 }
-
-/// An app's observer, for these tests: the route it was given.
-@MainActor
-final class DLNAAppObserver: AVSystemRouteControllerObserver {
-    private(set) var route: AVSystemRoute?
-    nonisolated init() {}
-
-    func systemRouteController(_ controller: AVSystemRouteController, handle event: AVSystemRouteEvent) async -> Bool {
-        if event.reason == .activate { route = event.route }
-        return true
-    }
-}

@@ -32,6 +32,7 @@ final class ActiveRenderer {
     /// Apps' live streams served to the renderer, by stream id.
     var streamPaths: [String: String] = [:]
     var liveStreams: [String: LivePCMStream] = [:]
+    private var liveLatencyReported = false
     /// Told whenever the transport state, position or duration changed.
     var stateChanged: () -> Void = {}
     /// Told when the volume or mute changed at the renderer (its remote, another control point).
@@ -249,6 +250,7 @@ final class ActiveRenderer {
                 event.duration = info["TrackDuration"].flatMap(UPnPTime.seconds)
                 if event.position != nil, abs((event.position ?? 0) - currentPosition) < 0.5 { event.position = nil }
                 apply(event)
+                reportLiveLatency()
             } catch where error.isUnreachable {
                 failures += 1
                 if failures >= 2 { end("\(name) stopped answering: \(error)") }
@@ -256,6 +258,16 @@ final class ActiveRenderer {
                 log("\(name): \(error)")
             }
         }
+    }
+
+    /// Once a live stream has played two seconds: how far behind the app the renderer plays
+    /// (what it fetched and has not played), for the operator. Renderers buffer from under a
+    /// second to several, and say nothing of it themselves.
+    private func reportLiveLatency() {
+        guard !liveLatencyReported, transportState == "PLAYING", currentPosition >= 2, let live = liveStreams.values.first else { return }
+        liveLatencyReported = true
+        let held = live.servedSeconds - currentPosition
+        log("\(name) plays live audio \(Int((held * 1000).rounded())) ms after it is written (fetched and not yet played)")
     }
 
     /// Renews each subscription halfway through its time; a renderer that forgot it (rebooted

@@ -34,11 +34,12 @@ extension DLNADriver {
 
     func deactivateDevice(_ device: MediaOutputDevice, session: MediaOutputSession) {
         guard let active = active.removeValue(forKey: session.id) else { return }
-        let playback = active.playback
+        let wasPlaying = active.playback != nil || !active.streamPaths.isEmpty
         active.playback = nil
         active.shutDown()
         unpublish(active)
-        Task { await playback?.stop() }
+        // What we started on the TV stops with the route (its transport is ours no longer).
+        if wasPlaying { Task { try? await active.transport("Stop", ["InstanceID": "0"]) } }
     }
 
     /// The renderer went away (byebye, expiry, no answer): the route ends with the reason.

@@ -19,7 +19,7 @@ extension DLNADriver {
                 }
                 let title = url.deletingPathExtension().lastPathComponent
                 let metadata = DIDLLite.item(title: title, url: location, protocolInfo: format, mimeType: format.announcing(mimeType))
-                if let old = active.playback { Task { await old.stop() } }
+                // The new URI replaces what played (a Stop sent now could land after the Play).
                 unpublishMedia(of: active)
                 let playback = RendererPlayback(renderer: active, url: location, metadata: metadata, title: title)
                 active.playback = playback
