@@ -137,6 +137,23 @@ final class ActiveRenderer {
         transportState = "TRANSITIONING"
         try await transport("Play", ["InstanceID": "0", "Speed": "1"])
         stateChanged()
+        tasks.append(Task { [weak self] in await self?.followTransition() })
+    }
+
+    /// After Play, reads the transport state every 10 ms until it plays (or 2 s pass): the event
+    /// saying PLAYING comes when the renderer's eventing gets to it, often tens of milliseconds
+    /// after the fact, and the person waits for that. (Some renderers still say STOPPED for a
+    /// moment after accepting Play.)
+    private func followTransition() async {
+        let deadline = ContinuousClock.now + .seconds(2)
+        let starting: Set<String> = ["TRANSITIONING", "STOPPED", "NO_MEDIA_PRESENT"]
+        while !Task.isCancelled, !isEnded, starting.contains(transportState), ContinuousClock.now < deadline {
+            guard let info = try? await transport.invoke("GetTransportInfo", ["InstanceID": "0"]) else { return }
+            var event = RendererEvent()
+            event.transportState = info["CurrentTransportState"]
+            apply(event)
+            try? await Task.sleep(for: .milliseconds(10))
+        }
     }
 
     func setVolume(_ level: Int) async throws(UPnPError) {
