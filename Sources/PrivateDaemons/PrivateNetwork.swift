@@ -39,6 +39,7 @@ public final class PrivateNetwork: Sendable {
     public static func create() async throws -> PrivateNetwork {
         guard getuid() == 0 else { throw PrivateDaemonError("a private network needs network namespaces, and creating them needs root") }
         guard FileManager.default.isExecutableFile(atPath: ip) else { throw PrivateDaemonError("\(ip) is missing (apt-get install iproute2)") }
+        await sweepAbandoned()
         let network = PrivateNetwork(serial: serials.add(1, ordering: .relaxed).newValue)
         do {
             try await network.addNamespace(network.controllerNamespace)
@@ -53,6 +54,23 @@ public final class PrivateNetwork: Sendable {
             throw error
         }
         return network
+    }
+
+    /// Namespaces of ours whose maker is gone (a test run or benchmark killed before it could
+    /// tear down): what still runs in them is killed by PID and they are deleted, so a crash
+    /// leaves no renderer multicasting and no namespace for longer than the next run.
+    static func sweepAbandoned() async {
+        guard let list = try? await ChildOutput.run(ip, ["netns", "list"], timeout: .seconds(5)) else { return }
+        for line in list.standardOutput.split(separator: "\n") {
+            let name = String(line.split(separator: " ").first ?? "")
+            let parts = name.split(separator: "-")
+            guard parts.count >= 3, parts[0] == "mediaroute", let maker = pid_t(parts[1]), maker != getpid(),
+                  kill(maker, 0) != 0, errno == ESRCH else { continue }
+            if let pids = try? await ChildOutput.run(ip, ["netns", "pids", name], timeout: .seconds(5)) {
+                for pid in pids.standardOutput.split(separator: "\n").compactMap({ pid_t($0) }) { kill(pid, SIGKILL) }
+            }
+            _ = try? await ChildOutput.run(ip, ["netns", "delete", name], timeout: .seconds(5))
+        }
     }
 
     /// Runs `body` on a new network and destroys it afterwards, also when `body` throws.

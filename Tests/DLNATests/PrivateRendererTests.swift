@@ -71,6 +71,24 @@ struct PrivateRendererTests {
         #expect(try await Self.namespacesLeft(of: namespaces).isEmpty)
     }
 
+    @Test("Namespaces left by a process that died before its teardown are swept, with what ran in them, by the next network")
+    func abandonedNamespacesAreSwept() async throws {
+        // A maker that is gone: a process that ran and was reaped.
+        let maker = try ChildProcess(executable: "/bin/true", arguments: [])
+        _ = await maker.exitStatus()
+        let name = "mediaroute-\(maker.pid)-1-lan"
+        _ = try await ChildOutput.run("/usr/sbin/ip", ["netns", "add", name])
+        let orphan = try ChildProcess(executable: "/usr/sbin/ip", arguments: ["netns", "exec", name, "/bin/sleep", "600"])
+        // Any network made from now on sweeps it (tests run side by side: perhaps another's).
+        let network = try await PrivateNetwork.create()
+        await network.destroy()
+        #expect(!FileManager.default.fileExists(atPath: "/run/netns/" + name))
+        // Killed inside, or (swept before it got in) unable to enter: either way it ends, long
+        // before its 600 s (the suite's time limit would say otherwise).
+        let ended = await orphan.exitStatus()
+        #expect(ended == .signalled(SIGKILL) || ended == .exited(1) || ended == .exited(255), "\(ended)")
+    }
+
     @Test("A renderer killed without a goodbye and restarted answers again with the same UDN")
     func killedRendererRestarts() async throws {
         try await PrivateNetwork.withNetwork { network in
