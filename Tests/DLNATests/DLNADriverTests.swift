@@ -240,6 +240,12 @@ struct DLNADriverTests {
             #expect(route.addSession(text))
             let unplayable = await #expect(throws: (any Error).self) { _ = try await text.start() }
             #expect("\(unplayable.map { "\($0)" } ?? "")".contains("cannot play text/plain"), "\(unplayable.map { "\($0)" } ?? "")")
+
+            // A URL that is not there is refused with what its server said, before the renderer tries.
+            let missing = AVSystemRouteSession(url: URL(string: media.url + "/missing.wav")!, mode: .player)
+            #expect(route.addSession(missing))
+            let absent = await #expect(throws: (any Error).self) { _ = try await missing.start() }
+            #expect("\(absent.map { "\($0)" } ?? "")".contains("missing.wav answered HTTP 404"), "\(absent.map { "\($0)" } ?? "")")
         }
     }
 }

@@ -74,13 +74,12 @@ struct HTTPClientTests {
     @Test func timesOutOnAServerThatNeverAnswers() async throws {
         try await withSilentListener { port in
             let url = try #require(URL(string: "http://127.0.0.1:\(port)/control"))
-            let started = ContinuousClock.now
             let error = await #expect(throws: HTTPClientError.self) {
                 try await client.send(.POST, url, body: [1, 2, 3], timeout: .milliseconds(300))
             }
+            // The client's own deadline ended it (the listener would wait forever), and says so.
             #expect(error?.kind == .timedOut)
             #expect(error?.description == "POST http://127.0.0.1:\(port)/control: timed out after 300 ms without a complete response")
-            #expect(ContinuousClock.now - started < .seconds(3))
         }
     }
 

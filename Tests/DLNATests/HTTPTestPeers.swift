@@ -149,7 +149,9 @@ final class RawReplyPeer: Sendable {
                 var buffer = [UInt8](repeating: 0, count: 4096)
                 while !head.ends(with: Array("\r\n\r\n".utf8)) {
                     var clientPoller = pollfd(fd: client, events: Int16(POLLIN), revents: 0)
-                    guard poll(&clientPoller, 1, 2000) > 0 else { break }
+                    // Long enough for a client on a loaded machine: answering before the request
+                    // is in would make the client's write fail instead of its read.
+                    guard poll(&clientPoller, 1, 15_000) > 0 else { break }
                     let n = recv(client, &buffer, buffer.count, 0)
                     if n <= 0 { break }
                     head += buffer[0..<n]
