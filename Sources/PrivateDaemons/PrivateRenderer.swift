@@ -106,6 +106,7 @@ public final class PrivateRenderer: Sendable {
         let deadline = ContinuousClock.now + .seconds(10)
         let network = host.network
         var lastAnswer = "gmediarender never said it was ready"
+        var bindFailedAt: ContinuousClock.Instant?
         while ContinuousClock.now < deadline {
             if let ended = current.exitIfEnded() {
                 // Its last words reach the log once the pipe ends; wait for them a moment.
@@ -114,10 +115,15 @@ public final class PrivateRenderer: Sendable {
                 throw PrivateDaemonError("gmediarender \"\(name)\" in \(host.namespace) \(ended) before serving \(descriptionURL); its log:\n\(log)")
             }
             let said = output.text(after: startMark.withLock { $0 })
-            // gmediarender would retry for a minute: with duplicate-address detection off, a failed
-            // bind means the port is taken on that host, which waiting does not cure.
+            // gmediarender retries a failed bind each second for a minute. On a loaded machine the
+            // first try can fail while the new interface settles, and the next succeeds; a port
+            // taken on that host fails every time: a few retries tell the two apart.
             if said.contains("UPNP_E_SOCKET_BIND") {
-                throw PrivateDaemonError("gmediarender \"\(name)\" in \(host.namespace) cannot listen on port \(port) (UPNP_E_SOCKET_BIND: does another program on that host use it?); its log:\n\(log)")
+                let firstFailure = bindFailedAt ?? .now
+                bindFailedAt = firstFailure
+                if ContinuousClock.now - firstFailure > .seconds(4), !said.contains("Ready for rendering.") {
+                    throw PrivateDaemonError("gmediarender \"\(name)\" in \(host.namespace) cannot listen on port \(port) (UPNP_E_SOCKET_BIND for 4 s: does another program on that host use it?); its log:\n\(log)")
+                }
             }
             if said.contains("Ready for rendering.") {
                 let fetched = try await network.run([Self.curl, "-sS", "-m", "1", descriptionURL], in: network.controllerNamespace, timeout: .seconds(3))
