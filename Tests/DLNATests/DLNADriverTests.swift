@@ -58,6 +58,25 @@ struct DLNADriverTests {
         }
     }
 
+    /// The controller loses its only network: the driver says why nothing can be found, keeps
+    /// looking, and finds the renderer once the network is back.
+    @Test func noNetworkToSearchIsSaidAndDiscoveryComesBackWithIt() async throws {
+        try await DLNATestBed.run { bed in
+            _ = try await bed.addRenderer("Garage Radio")
+            let lan = bed.network.controllerNamespace, address = bed.network.controllerAddress + "/24"
+            _ = try await ChildOutput.run("/usr/sbin/ip", ["-n", lan, "addr", "del", address, "dev", "br0"])
+            let view = PickerView()
+            let picker = await bed.supervisor.openPicker { view.update($0) }
+            try await bed.harness.waitUntil("the driver says why") {
+                bed.harness.log.all.contains { $0.contains("discovery failed: no network interface that can multicast is up") }
+            }
+            #expect(view.names().isEmpty)
+            _ = try await ChildOutput.run("/usr/sbin/ip", ["-n", lan, "addr", "add", address, "dev", "br0"])
+            try await bed.harness.waitUntil("found once the network is back") { view.names() == ["Garage Radio"] }
+            await bed.supervisor.closePicker(picker.id)
+        }
+    }
+
     @Test func aURLPlaysPausesSeeksEndsAndPlaysAgain() async throws {
         try await DLNATestBed.run { bed in
             let renderer = try await bed.addRenderer("Lounge TV")

@@ -43,12 +43,15 @@ final class DLNADriver: MediaDeviceExtension, RealtimeSampleHandling {
         let ssdp = listening()
         searching = Task {
             var rounds: [ContinuousClock.Instant] = []
+            var hadInterfaces = true
             while !Task.isCancelled {
                 rounds.append(.now)
                 let interfaces = await ssdp.search(for: UPnP.mediaRendererTypes)
-                if interfaces.isEmpty {
+                // Said once when the last interface goes (searching goes on: it may come back).
+                if interfaces.isEmpty, hadInterfaces {
                     routingManager.discoveryFailed(MediaDeviceError(.discoveryFailed, "no network interface that can multicast is up: renderers cannot be searched for"))
                 }
+                hadInterfaces = !interfaces.isEmpty
                 // Three searches unanswered (and the time to answer the last): gone.
                 if rounds.count > Self.unansweredSearches { catalog.expireSilent(since: rounds.removeFirst(), keeping: Set(active.values.map(\.renderer.description.udn))) }
                 try? await Task.sleep(for: Self.searchInterval)
