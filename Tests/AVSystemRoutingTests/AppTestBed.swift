@@ -13,7 +13,7 @@ final class AppTestBed: @unchecked Sendable {
     let harness: SupervisorHarness
     var socket: String { harness.root + "/mediarouted.sock" }
     private var server: ControlServer?
-    private var controllers: [AVSystemRouteController] = []
+    private(set) lazy var apps = AppControllers(socket: socket)
     var supervisor: Supervisor { harness.supervisor }
 
     private var consoles: [ConsoleProcess] = []
@@ -42,9 +42,7 @@ final class AppTestBed: @unchecked Sendable {
     }
 
     func controller(_ applicationIdentifier: String = "org.test.app", protocols: [String]) -> AVSystemRouteController {
-        let controller = AVSystemRouteController(configuration: .init(applicationIdentifier: applicationIdentifier, supportedProtocols: protocols, socketPath: socket))
-        controllers.append(controller)
-        return controller
+        apps.make(applicationIdentifier, protocols: protocols)
     }
 
     /// Lets the drivers discover until `names` are in the picker, then closes the picker.
@@ -83,7 +81,7 @@ final class AppTestBed: @unchecked Sendable {
 
     func tearDown() async {
         for console in consoles { await console.stop() }
-        for controller in controllers { await controller.invalidate() }
+        await apps.invalidateAll()
         server?.close()
         await harness.tearDown()
     }

@@ -19,7 +19,7 @@ final class BluetoothTestBed: @unchecked Sendable {  // set up in init, then use
     var bus: DBusConnection { connection! }
     private var connection: DBusConnection?
     private var server: ControlServer?
-    private var controllers: [AVSystemRouteController] = []
+    private(set) lazy var apps = AppControllers(socket: socket)
     private var media: MediaFileServer?
     var supervisor: Supervisor { harness.supervisor }
     var socket: String { harness.root + "/mediarouted.sock" }
@@ -92,10 +92,7 @@ final class BluetoothTestBed: @unchecked Sendable {  // set up in init, then use
     }
 
     func app(_ applicationIdentifier: String = "org.test.app") -> AVSystemRouteController {
-        let controller = AVSystemRouteController(configuration: .init(applicationIdentifier: applicationIdentifier, supportedProtocols: [Self.protocolID],
-                                                                      socketPath: socket))
-        controllers.append(controller)
-        return controller
+        apps.make(applicationIdentifier, protocols: [Self.protocolID])
     }
 
     /// A speaker listed in a picker (opened for that and closed again), then activated.
@@ -110,7 +107,7 @@ final class BluetoothTestBed: @unchecked Sendable {  // set up in init, then use
     }
 
     func tearDown() async {
-        for controller in controllers { await controller.invalidate() }
+        await apps.invalidateAll()
         server?.close()
         await harness.tearDown()
         await media?.stop()

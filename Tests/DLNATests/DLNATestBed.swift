@@ -15,7 +15,7 @@ final class DLNATestBed: @unchecked Sendable {  // set up in init, then used by 
     let network: PrivateNetwork
     private(set) var renderers: [PrivateRenderer] = []
     private var server: ControlServer?
-    private var controllers: [AVSystemRouteController] = []
+    private(set) lazy var apps = AppControllers(socket: socket)
     private var children: [ChildProcess] = []
     var supervisor: Supervisor { harness.supervisor }
     var socket: String { harness.root + "/mediarouted.sock" }
@@ -56,10 +56,7 @@ final class DLNATestBed: @unchecked Sendable {  // set up in init, then used by 
     }
 
     func app(_ applicationIdentifier: String = "org.test.app") -> AVSystemRouteController {
-        let controller = AVSystemRouteController(configuration: .init(applicationIdentifier: applicationIdentifier, supportedProtocols: [Self.protocolID],
-                                                                      socketPath: socket))
-        controllers.append(controller)
-        return controller
+        apps.make(applicationIdentifier, protocols: [Self.protocolID])
     }
 
     /// Waits until a picker (opened for that and closed again) lists `name`, and returns its entry.
@@ -131,7 +128,7 @@ final class DLNATestBed: @unchecked Sendable {  // set up in init, then used by 
     }
 
     func tearDown() async {
-        for controller in controllers { await controller.invalidate() }
+        await apps.invalidateAll()
         server?.close()
         await harness.tearDown()
         for child in children {

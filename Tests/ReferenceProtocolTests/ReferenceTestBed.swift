@@ -17,9 +17,9 @@ final class ReferenceTestBed: @unchecked Sendable {
     let media: MediaFileServer
     private(set) var receivers: [ReceiverProcess] = []
     private var server: ControlServer?
-    private var controllers: [AVSystemRouteController] = []
+    private(set) lazy var apps = AppControllers(socket: socket)
     /// The apps made with `app(_:)`, oldest first.
-    var appControllers: [AVSystemRouteController] { controllers }
+    var appControllers: [AVSystemRouteController] { apps.all }
     var supervisor: Supervisor { harness.supervisor }
     var socket: String { harness.root + "/mediarouted.sock" }
     static let protocolID = ReferenceProtocol.protocolID
@@ -74,10 +74,7 @@ final class ReferenceTestBed: @unchecked Sendable {
     }
 
     func app(_ applicationIdentifier: String = "org.test.app") -> AVSystemRouteController {
-        let controller = AVSystemRouteController(configuration: .init(applicationIdentifier: applicationIdentifier, supportedProtocols: [Self.protocolID],
-                                                                      socketPath: socket))
-        controllers.append(controller)
-        return controller
+        apps.make(applicationIdentifier, protocols: [Self.protocolID])
     }
 
     /// Opens a picker and waits until exactly `names` are in it.
@@ -102,7 +99,7 @@ final class ReferenceTestBed: @unchecked Sendable {
     }
 
     func tearDown() async {
-        for controller in controllers { await controller.invalidate() }
+        await apps.invalidateAll()
         server?.close()
         for receiver in receivers { await receiver.stop() }
         await harness.tearDown()

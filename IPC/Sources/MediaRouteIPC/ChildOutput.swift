@@ -1,5 +1,6 @@
 import CLinuxHelpers
 import Glibc
+import Synchronization
 
 /// What a finished child printed, and how it ended.
 public struct ChildOutput: Sendable {
@@ -39,12 +40,7 @@ public struct ChildOutput: Sendable {
         close(err[1])
         async let stdout = drain(out[0], limit: outputLimit, loop: loop)
         async let stderr = drain(err[0], limit: outputLimit, loop: loop)
-        let deadline = timeout.map { timeout in
-            Task {
-                try await Task.sleep(for: timeout)
-                child.signal(SIGKILL)
-            }
-        }
+        let deadline = timeout.map { LoopDeadline(after: $0, on: loop) { child.signal(SIGKILL) } }
         let termination = await child.exitStatus(loop: loop)
         deadline?.cancel()
         return ChildOutput(termination: termination, standardOutput: await stdout, standardError: await stderr)
@@ -79,5 +75,32 @@ public struct ChildOutput: Sendable {
             }
         }
         return String(decoding: bytes.suffix(limit), as: UTF8.self)
+    }
+}
+
+/// An action once a time is up, timed by the event loop: a task sleeping on the cooperative pool
+/// can wake seconds late when the pool is busy (seen under a full test suite), and a child's
+/// deadline must hold then too.
+private final class LoopDeadline: Sendable {
+    private let loop: EventLoop
+    private let state = Mutex<(timer: EventLoop.TimerHandle?, cancelled: Bool)>((nil, false))
+
+    init(after delay: Duration, on loop: EventLoop, _ action: @escaping @Sendable () -> Void) {
+        self.loop = loop
+        loop.execute { [self] in
+            guard !state.withLock({ $0.cancelled }) else { return }
+            let timer = loop.schedule(after: delay, action)
+            state.withLock { $0.timer = timer }
+        }
+    }
+
+    func cancel() {
+        loop.execute { [self] in
+            let timer = state.withLock { state in
+                state.cancelled = true
+                return state.timer
+            }
+            if let timer { loop.cancelTimer(timer) }
+        }
     }
 }

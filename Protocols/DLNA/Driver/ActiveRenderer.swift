@@ -1,5 +1,6 @@
 import Foundation
 import MediaDevice
+import MediaRouteIPC
 import UPnP
 
 /// An activated renderer: its services, its events (or polling when it will not send them), the
@@ -320,8 +321,4 @@ final class ActiveRenderer {
         shutDown()
         gone(reason)
     }
-}
-
-extension Duration {
-    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }

@@ -50,15 +50,3 @@ final class LocalEndpoint: Sendable {
 private final class EventRoutes: Sendable {
     let table = Mutex<[String: LocalEndpoint.EventHandler]>([:])
 }
-
-/// 128 random bits as hex: paths nobody else on the LAN can guess.
-enum RandomToken {
-    static func make() -> String {
-        var generator = SystemRandomNumberGenerator()
-        return (0..<2).map { _ in String(generator.next() as UInt64, radix: 16).leftPadded(to: 16) }.joined()
-    }
-}
-
-extension String {
-    fileprivate func leftPadded(to length: Int) -> String { String(repeating: "0", count: max(0, length - count)) + self }
-}

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import MediaRouteIPC
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -22,7 +23,7 @@ public struct HTTPClient: Sendable {
                      timeout: Duration = .seconds(5), maximumBodyLength: Int = 2 << 20) async throws(HTTPClientError) -> HTTPClientResponse {
         let request = "\(method.rawValue) \(url.absoluteString)"
         let target = try Self.target(of: url, request: request)
-        let milliseconds = timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000
+        let milliseconds = timeout.milliseconds
         let loop = group.next()
         let promise = loop.makePromise(of: HTTPClientResponse.self)
         let channel: any Channel

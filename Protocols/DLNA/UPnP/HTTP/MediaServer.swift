@@ -126,8 +126,7 @@ public final class MediaServer: Sendable {
     }
 
     private func publish(_ content: Content, for client: String, name: String) -> String {
-        var generator = SystemRandomNumberGenerator()
-        let token = (0..<2).map { _ in String(generator.next() as UInt64, radix: 16).leftPadded(to: 16) }.joined()
+        let token = RandomToken.make()
         publications.withLock { $0[token] = Publication(content: content, client: client) }
         return "/media/\(token)/\(name)"
     }
@@ -154,8 +153,4 @@ public final class MediaServer: Sendable {
         if text.lowercased().hasPrefix(mapped), text.contains(".") { return String(text.dropFirst(mapped.count)) }
         return text
     }
-}
-
-private extension String {
-    func leftPadded(to width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
 }
