@@ -22,8 +22,8 @@ final class DriverRecord {
     var lastExit: String?
     var lastDiscoveryError: String?
     var isDiscovering = false
-    /// A `discovery.start` is on its way: a second picker must not send another.
-    var isStartingDiscovery = false
+    /// A `discovery.start` on its way: a second picker waits for it instead of sending another.
+    var discoveryStart: Task<Void, Never>?
     var startTask: Task<DriverProcess, Error>?
     var heartbeat: Task<Void, Never>?
     var idleTimer: EventLoop.TimerHandle?

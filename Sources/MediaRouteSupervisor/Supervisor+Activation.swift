@@ -11,7 +11,7 @@ extension Supervisor {
         let key = PickerEntry.key(device)
         let entries = pickerEntries()
         guard let entry = entries.first(where: { PickerEntry.key($0.name) == key }) ?? entries.first(where: { $0.routes.contains { $0.device.id == device } }) else {
-            throw MediaDeviceError(.deviceNotFound, "no device \"\(device)\" was found within \(Self.discoveryOnDemand.components.seconds) s of discovery; run `mediaroute devices` to see what is there")
+            throw MediaDeviceError(.deviceNotFound, "no device \"\(device)\" was found within \(configuration.discoveryOnDemand) of discovery; run `mediaroute devices` to see what is there")
         }
         var wanted = protocolID ?? entry.preferredProtocol
         if let app = requester.app, protocolID == nil, !app.mayUse(protocol: wanted) {

@@ -52,32 +52,32 @@ extension Supervisor {
     }
 
     /// Starts discovery on a driver once: the first picker and the driver's own start both ask,
-    /// and a driver hears `discovery.start` only once until `discovery.stop`.
+    /// and a driver hears `discovery.start` only once until `discovery.stop`. Returns when the
+    /// driver runs and discovers (or could not), also to a caller that found the start under way.
     func startDiscovery(_ record: DriverRecord) async {
-        guard isEligible(record), !pickers.isEmpty, !record.isDiscovering, !record.isStartingDiscovery else { return }
-        record.isStartingDiscovery = true
-        defer { record.isStartingDiscovery = false }
-        do {
-            try await call(record, ToDriver.StartDiscovery())
-            if pickers.isEmpty {
-                // The last picker closed while discovery was starting.
-                _ = try? await call(record, ToDriver.StopDiscovery())
-                scheduleIdleExit(record)
-            } else {
-                record.isDiscovering = true
+        if let starting = record.discoveryStart { return await starting.value }
+        guard isEligible(record), !pickers.isEmpty, !record.isDiscovering else { return }
+        let start = Task {
+            do {
+                try await call(record, ToDriver.StartDiscovery())
+                if pickers.isEmpty {
+                    // The last picker closed while discovery was starting.
+                    _ = try? await call(record, ToDriver.StopDiscovery())
+                    scheduleIdleExit(record)
+                } else {
+                    record.isDiscovering = true
+                }
+            } catch {
+                logger.error("driver \(record.id) could not start discovery: \(error)")
             }
-        } catch {
-            logger.error("driver \(record.id) could not start discovery: \(error)")
         }
+        record.discoveryStart = start
+        await start.value
+        record.discoveryStart = nil
     }
 
-    /// How long an activation of a device nobody has discovered yet waits for discovery to find it:
-    /// drivers forget their devices when they exit (idle or crashed), and the person should not
-    /// need to run `devices` first.
-    static let discoveryOnDemand: Duration = .seconds(5)
-
     /// Whether `device` (a picker name or device id) is in the picker, discovering for up to
-    /// `discoveryOnDemand` if it is not yet.
+    /// `configuration.discoveryOnDemand` once the drivers discover, if it is not yet.
     func discover(_ device: String) async -> Bool {
         func listed() -> Bool {
             let key = PickerEntry.key(device)
@@ -86,7 +86,12 @@ extension Supervisor {
         if listed() { return true }
         let (changes, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         let (picker, _) = openPicker { _ in continuation.yield() }
-        let deadline = loop.schedule(after: Self.discoveryOnDemand) { continuation.finish() }
+        let window = Task {
+            for record in fleet.records where isEligible(record) { await startDiscovery(record) }
+            guard !Task.isCancelled else { return }
+            // Not cancelled when found: finishing a finished stream does nothing.
+            _ = loop.schedule(after: configuration.discoveryOnDemand) { continuation.finish() }
+        }
         var found = listed()
         if !found {
             for await _ in changes where listed() {
@@ -94,7 +99,7 @@ extension Supervisor {
                 break
             }
         }
-        loop.cancelTimer(deadline)
+        window.cancel()
         continuation.finish()
         await closePicker(picker)
         return found

@@ -8,10 +8,16 @@ public struct SupervisorConfiguration: Sendable {
     public var driversDirectories: [String]
     /// Holds `state.json` (operator decisions) and one private directory per driver.
     public var stateDirectory: String
+    /// How long an activation of a device nobody has discovered yet waits for discovery to find it,
+    /// counted from when the drivers run and discover (starting them on a busy machine takes time
+    /// of its own): drivers forget their devices when they exit (idle or crashed), and the person
+    /// should not need to run `devices` first.
+    public var discoveryOnDemand: Duration
 
-    public init(driversDirectories: [String], stateDirectory: String) {
+    public init(driversDirectories: [String], stateDirectory: String, discoveryOnDemand: Duration = .seconds(5)) {
         self.driversDirectories = driversDirectories
         self.stateDirectory = stateDirectory
+        self.discoveryOnDemand = discoveryOnDemand
     }
 }
 

@@ -81,6 +81,18 @@ struct SupervisorBehaviourTests {
         }
     }
 
+    @Test func discoveringOnDemandWaitsForASlowDriverToStart() async throws {
+        try await SupervisorHarness.run { harness in
+            // The driver takes longer to start than the whole window: the window counts from
+            // when it discovers, not from the request (a busy machine once used it all up).
+            try harness.addDriver("org.test.slowstart", devices: ["Attic TV"], flags: ["--start-delay", "800"])
+            let supervisor = try await harness.start(discoveryOnDemand: .milliseconds(400))
+            let route = try await supervisor.activate("Attic TV") { _ in nil }
+            #expect(route.device.displayName == "Attic TV")
+            await #expect(throws: MediaDeviceError.self) { try await supervisor.activate("Nowhere TV") { _ in nil } }
+        }
+    }
+
     @Test func intentionalStopsSayWhatHappened() async throws {
         try await SupervisorHarness.run { harness in
             try harness.addDriver("org.test.steady", devices: ["Hall TV"])

@@ -6,7 +6,8 @@ import MediaDevice
 /// lies, the way a broken driver would.
 ///
 /// Arguments: `--protocol ID` (what it claims in the handshake), `--devices "Name A,Name B"`,
-/// `--crash-on-start`, `--crash-on-discovery`, `--simultaneous` (runs several sessions at once).
+/// `--crash-on-start`, `--crash-on-discovery`, `--simultaneous` (runs several sessions at once),
+/// `--start-delay MS` (a driver slow to start, as on a busy machine).
 /// Device-side events on command: `lose:NAME` (the device vanishes from the network), `drop:NAME`
 /// (it ends its activation on its own), `bad-device` (a device.found that does not decode),
 /// `volume:LEVEL` (someone turned the device's own knob), `fail-sessions` (the media stops playing).
@@ -27,6 +28,7 @@ final class TestDriver: MediaDeviceExtension {
         crashOnDiscovery = arguments.contains("--crash-on-discovery")
         supportsSimultaneousSessions = arguments.contains("--simultaneous")
         if arguments.contains("--crash-on-start") { abort() }
+        if let delay = value("--start-delay").flatMap(UInt32.init) { usleep(delay * 1000) }
         FileHandle.standardError.write(Data("test driver \(protocolType) up\n".utf8))
         print("a stray print must not break the channel")
         commandPoller = Task { @MainActor [weak self] in

@@ -67,8 +67,9 @@ public final class SupervisorHarness: @unchecked Sendable {
     }
 
     @discardableResult
-    public func start() async throws -> Supervisor {
-        let supervisor = Supervisor(configuration: SupervisorConfiguration(driversDirectories: [drivers], stateDirectory: state), logger: log.logger)
+    public func start(discoveryOnDemand: Duration = .seconds(5)) async throws -> Supervisor {
+        let configuration = SupervisorConfiguration(driversDirectories: [drivers], stateDirectory: state, discoveryOnDemand: discoveryOnDemand)
+        let supervisor = Supervisor(configuration: configuration, logger: log.logger)
         try await supervisor.start()
         self.supervisor = supervisor
         return supervisor
