@@ -43,6 +43,7 @@ let package = Package(
         systemLibrary("CX264", pkgConfig: "x264", apt: ["libx264-dev"]),
         systemLibrary("CSBC", pkgConfig: "sbc", apt: ["libsbc-dev"]),
         systemLibrary("CSoxr", pkgConfig: "soxr", apt: ["libsoxr-dev"]),
+        systemLibrary("CLibXML2", pkgConfig: "libxml-2.0", apt: ["libxml2-dev"]),
 
         // The wire protocol: framing, JSON-RPC messages, handshake, fd passing, event loop.
         .target(
@@ -132,7 +133,7 @@ let package = Package(
         // (on SwiftNIO), and the driver for MediaRenderers.
         .target(
             name: "UPnP",
-            dependencies: ["MediaRouteIPC", "PCMPlayback", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+            dependencies: ["MediaRouteIPC", "PCMPlayback", "CLibXML2", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
                            .product(name: "NIOHTTP1", package: "swift-nio")],
             path: "Protocols/DLNA/UPnP"
         ),

@@ -31,6 +31,10 @@ final class ActiveRoute {
     var mediaOwner: ClientID?
     /// A session start is in progress: the route is taken.
     var isStartingSession = false
+    /// The driver's newest state reported after `session.started` but before the start was
+    /// taken in (the report follows on the wire while the waiting task is still to run): newer
+    /// than the state the start carries, so it is the one stored.
+    var playbackAfterStart: PlaybackStatus?
 
     var volume: Float?
     var muted: Bool?
@@ -106,12 +110,16 @@ enum SessionEvent: Sendable {
 final class SessionMailbox: Sendable {
     /// The driver whose reports this mailbox receives; its death aborts the wait.
     let protocolID: String
-    private let state = Mutex<(queued: [SessionEvent], waiter: CheckedContinuation<SessionEvent, Never>?)>(([], nil))
+    private let state = Mutex<(queued: [SessionEvent], waiter: CheckedContinuation<SessionEvent, Never>?, started: Bool)>(([], nil, false))
 
     init(protocolID: String) { self.protocolID = protocolID }
 
+    /// Whether `session.started` has been delivered: what the driver reports from then on is newer.
+    var hasStarted: Bool { state.withLock { $0.started } }
+
     func deliver(_ event: SessionEvent) {
         let waiter: CheckedContinuation<SessionEvent, Never>? = state.withLock { state in
+            if case .started = event { state.started = true }
             guard let waiter = state.waiter else {
                 state.queued.append(event)
                 return nil

@@ -61,7 +61,12 @@ extension Supervisor {
             }
         }
         on(FromDriver.PlaybackState.self) { supervisor, report, record in
-            guard let route = supervisor.routes[report.session], route.record === record, route.playback != nil, !route.isStartingSession else { return }
+            guard let route = supervisor.routes[report.session], route.record === record else { return }
+            if route.isStartingSession {
+                if supervisor.routes.mailboxes[report.session]?.hasStarted == true { route.playbackAfterStart = report.state }
+                return
+            }
+            guard route.playback != nil else { return }
             let stored = route.store(playback: report.state)
             if let owner = route.mediaOwner { supervisor.publish(.playback(session: report.session, owner: owner, state: stored)) }
         }

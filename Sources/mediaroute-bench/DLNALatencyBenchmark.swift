@@ -93,15 +93,19 @@ struct DLNALatencyBenchmark {
                         try RawControlPoint.soap(control, service: "AVTransport", "SetAVTransportURI",
                                                  "<InstanceID>0</InstanceID><CurrentURI>\(media)</CurrentURI><CurrentURIMetaData></CurrentURIMetaData>")
                         try RawControlPoint.soap(control, service: "AVTransport", "Play", "<InstanceID>0</InstanceID><Speed>1</Speed>")
-                        while !(try RawControlPoint.soap(control, service: "AVTransport", "GetTransportInfo", "<InstanceID>0</InstanceID>")).contains(">PLAYING<") {}
+                        while !(try RawControlPoint.soap(control, service: "AVTransport", "GetTransportInfo", "<InstanceID>0</InstanceID>")).contains(">PLAYING<") {
+                            guard now() - start < 10_000_000_000 else { throw BenchmarkError("the renderer did not say PLAYING within 10 s of the raw Play") }
+                        }
                         let elapsed = now() - start
                         try RawControlPoint.soap(control, service: "AVTransport", "Stop", "<InstanceID>0</InstanceID>")
+                        try RawControlPoint.waitUntilStopped(control)
                         return elapsed
                     })
                 }
                 if run % 2 == 0 { try await measureRaw() }
                 let start = now()
                 _ = try await running.startSession(Self.name, url: media)
+                // Polled: an operator's session has no subscriber to tell (up to 0.2 ms late).
                 let deadline = ContinuousClock.now + .seconds(10)
                 while await running.activeRoutes().first?.playback?.status.state != .playing {
                     guard ContinuousClock.now < deadline else { throw BenchmarkError("the renderer did not report PLAYING within 10 s") }
@@ -109,6 +113,9 @@ struct DLNALatencyBenchmark {
                 }
                 ourPlay.append(now() - start)
                 try await running.stopSession(Self.name)
+                // Each start finds the renderer idle: a Stop still being carried out would slow
+                // the next Play, ours or the raw one.
+                try await NamespaceThread.run(in: network.controllerNamespace) { try RawControlPoint.waitUntilStopped(control) }
                 if run % 2 == 1 { try await measureRaw() }
             }
             let play = (ours: LatencySamples(ourPlay), raw: LatencySamples(rawPlay))

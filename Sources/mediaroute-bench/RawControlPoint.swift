@@ -75,6 +75,14 @@ enum RawControlPoint {
         return answer.body
     }
 
+    /// Asks the renderer's transport state until it is STOPPED (at most 10 s).
+    static func waitUntilStopped(_ controlURL: String) throws {
+        let start = now()
+        while !(try soap(controlURL, service: "AVTransport", "GetTransportInfo", "<InstanceID>0</InstanceID>")).contains(">STOPPED<") {
+            guard now() - start < 10_000_000_000 else { throw BenchmarkError("the renderer did not stop within 10 s") }
+        }
+    }
+
     private static func socketAddress(_ host: String, port: Int) throws -> sockaddr_in {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)

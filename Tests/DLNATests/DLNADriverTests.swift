@@ -260,7 +260,8 @@ struct DLNADriverTests {
             let unplayable = await #expect(throws: (any Error).self) { _ = try await text.start() }
             #expect("\(unplayable.map { "\($0)" } ?? "")".contains("cannot play text/plain"), "\(unplayable.map { "\($0)" } ?? "")")
 
-            // A URL that is not there is refused with what its server said, before the renderer tries.
+            // A URL that is not there is refused with what its server said (asked while the renderer
+            // is told, when the name gives a type it takes; the renderer is stopped again).
             let missing = AVSystemRouteSession(url: URL(string: media.url + "/missing.wav")!, mode: .player)
             #expect(route.addSession(missing))
             let absent = await #expect(throws: (any Error).self) { _ = try await missing.start() }

@@ -93,6 +93,19 @@ struct SupervisorBehaviourTests {
         }
     }
 
+    @Test func aStateReportedRightAfterASessionStartedIsKept() async throws {
+        try await SupervisorHarness.run { harness in
+            try WireProbeDriver.install(in: harness, protocol: "org.test.quick")
+            let supervisor = try await harness.start()
+            _ = try await supervisor.activate(WireProbeDriver.deviceName) { _ in nil }
+            // The probe reports "playing" in the same write as the start ("loading"): it was
+            // dropped as belonging to the start, and the route said loading until the next report.
+            let route = try await supervisor.startSession(WireProbeDriver.deviceName, url: "http://127.0.0.1/a.mp3")
+            #expect(route.playback?.status.state == .playing)
+            #expect(await supervisor.activeRoutes().first?.playback?.status.state == .playing)
+        }
+    }
+
     @Test func intentionalStopsSayWhatHappened() async throws {
         try await SupervisorHarness.run { harness in
             try harness.addDriver("org.test.steady", devices: ["Hall TV"])

@@ -5,7 +5,8 @@ import TestSupport
 /// A driver written from IPC/README.md alone, in Python, as a stranger would write one (issue 12):
 /// it speaks the frames and messages by hand, offers one absolute-volume speaker ("Probe Speaker"),
 /// and logs each `volume.set` with the number exactly as it was written on the wire, so a test
-/// sees what a driver in another language reads, not what Swift's Float makes of it.
+/// sees what a driver in another language reads, not what Swift's Float makes of it. A session
+/// starts "loading" and plays at once, both reports in one write.
 enum WireProbeDriver {
     static let deviceName = "Probe Speaker"
     /// What the driver writes to stderr (the daemon's log) before the number it received.
@@ -85,5 +86,13 @@ enum WireProbeDriver {
             send({"jsonrpc": "2.0", "method": "device.found", "params": {"device": device}})
         elif method == "device.activate":
             send({"jsonrpc": "2.0", "method": "device.activated", "params": {"device": device["id"], "session": params["session"]}})
+        elif method == "session.start":
+            # Started while loading, then playing at once: both in one write, as a fast device
+            # makes them, so the supervisor reads the newer state before it has taken in the start.
+            started = json.dumps({"jsonrpc": "2.0", "method": "session.started", "params": {
+                "session": params["session"], "state": {"state": "loading"}}}, separators=(",", ":")).encode()
+            playing = json.dumps({"jsonrpc": "2.0", "method": "playback.state", "params": {
+                "session": params["session"], "state": {"isPlaying": True, "state": "playing"}}}, separators=(",", ":")).encode()
+            channel.sendall(struct.pack(">I", len(started)) + started + struct.pack(">I", len(playing)) + playing)
     """#
 }

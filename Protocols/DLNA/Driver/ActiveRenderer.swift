@@ -45,6 +45,8 @@ final class ActiveRenderer {
     /// Callback routes whose SUBSCRIBE is under way.
     private var pendingRoutes: Set<String> = []
     private var tasks: [Task<Void, Never>] = []
+    /// Reading the transport state after Play, until it plays (`followTransition`).
+    private var transition: Task<Void, Never>?
     private var isEnded = false
     /// Consecutive unanswered requests: two in a row (a second apart) end the route.
     private var failures = 0
@@ -97,6 +99,7 @@ final class ActiveRenderer {
         isEnded = true
         tasks.forEach { $0.cancel() }
         tasks = []
+        transition?.cancel()
         let client = self.client
         for (subscription, route) in subscriptions {
             endpoint.removeEventRoute(route)
@@ -138,22 +141,32 @@ final class ActiveRenderer {
         transportState = "TRANSITIONING"
         try await transport("Play", ["InstanceID": "0", "Speed": "1"])
         stateChanged()
-        tasks.append(Task { [weak self] in await self?.followTransition() })
+        transition?.cancel()
+        transition = Task { [weak self] in await self?.followTransition() }
     }
 
-    /// After Play, reads the transport state every 10 ms until it plays (or 2 s pass): the event
-    /// saying PLAYING comes when the renderer's eventing gets to it, often tens of milliseconds
-    /// after the fact, and the person waits for that. (Some renderers still say STOPPED for a
-    /// moment after accepting Play.)
+    /// Stops what plays, and the reading of its start.
+    func stop() async throws(UPnPError) {
+        transition?.cancel()
+        transition = nil
+        try await transport("Stop", ["InstanceID": "0"])
+    }
+
+    /// After Play, reads the transport state until it plays (or 2 s pass): every millisecond
+    /// for the first 20 (most renderers start within a few), then every 10. The event saying
+    /// PLAYING comes when the renderer's eventing gets to it, often tens of milliseconds after
+    /// the fact, and the person waits for that. (Some renderers still say STOPPED for a moment
+    /// after accepting Play.)
     private func followTransition() async {
-        let deadline = ContinuousClock.now + .seconds(2)
+        let start = ContinuousClock.now
+        let deadline = start + .seconds(2)
         let starting: Set<String> = ["TRANSITIONING", "STOPPED", "NO_MEDIA_PRESENT"]
         while !Task.isCancelled, !isEnded, starting.contains(transportState), ContinuousClock.now < deadline {
             guard let info = try? await transport.invoke("GetTransportInfo", ["InstanceID": "0"]) else { return }
             var event = RendererEvent()
             event.transportState = info["CurrentTransportState"]
             apply(event)
-            try? await Task.sleep(for: .milliseconds(10))
+            try? await Task.sleep(for: .now - start < .milliseconds(20) ? .milliseconds(1) : .milliseconds(10))
         }
     }
 

@@ -39,7 +39,7 @@ extension DLNADriver {
         active.shutDown()
         unpublish(active)
         // What we started on the TV stops with the route (its transport is ours no longer).
-        if wasPlaying { Task { try? await active.transport("Stop", ["InstanceID": "0"]) } }
+        if wasPlaying { Task { try? await active.stop() } }
     }
 
     /// The renderer went away (byebye, expiry, no answer): the route ends with the reason.

@@ -12,7 +12,7 @@ extension DLNADriver {
         }
         Task {
             do {
-                let (location, mimeType, servedPath) = try await resolve(url, for: active)
+                let (location, mimeType, servedPath, check) = try await resolve(url, for: active)
                 guard let format = active.renderer.formats.accepting(mimeType) else {
                     let takes = Set(active.renderer.formats.map { $0.contentFormat.split(separator: ";")[0] }).sorted().prefix(12).joined(separator: ", ")
                     throw MediaDeviceError(.unsupported, "\(active.name) cannot play \(mimeType) (\(url.lastPathComponent)); it takes \(takes). MediaRoute does not transcode for renderers")
@@ -24,7 +24,18 @@ extension DLNADriver {
                 let playback = RendererPlayback(renderer: active, url: location, metadata: metadata, title: title)
                 active.playback = playback
                 active.mediaPath = servedPath
-                try await active.play(url: location, metadata: metadata)
+                do {
+                    try await active.play(url: location, metadata: metadata)
+                } catch {
+                    // A renderer that fetched a missing URL says so in its own words (714
+                    // "Illegal MIME-type"); the server's answer is the one that helps.
+                    if let problem = await check?.value { throw problem }
+                    throw error
+                }
+                if let problem = await check?.value {
+                    await playback.stop()
+                    throw problem
+                }
                 routingManager.started(application: identifier, playbackControl: playback, session: session)
             } catch let error as UPnPError {
                 routingManager.sessionFailed(session, error: MediaDeviceError(.sessionFailed, error.description))
@@ -35,25 +46,23 @@ extension DLNADriver {
     }
 
     /// Where the renderer fetches `url`, and its type: HTTP URLs as they are (their type from the
-    /// server), files served by us to that renderer only.
-    private func resolve(_ url: URL, for active: ActiveRenderer) async throws -> (location: String, mimeType: String, servedPath: String?) {
+    /// server), files served by us to that renderer only. A URL whose name tells a type the
+    /// renderer takes goes to it at once, and `check` (the server asked in parallel) says whether
+    /// the server refuses it: the person waits for neither twice.
+    private func resolve(_ url: URL, for active: ActiveRenderer) async throws
+        -> (location: String, mimeType: String, servedPath: String?, check: Task<MediaDeviceError?, Never>?) {
         switch url.scheme?.lowercased() {
         case "http", "https":
-            var mimeType = MediaType.of(url)
-            do {
-                let head = try await client.send(.HEAD, url, timeout: .seconds(3), maximumBodyLength: 0)
-                guard head.status.code < 400 else {
-                    throw MediaDeviceError(.sessionFailed, "\(url.absoluteString) answered HTTP \(head.status.code) \(head.status.reasonPhrase): the renderer could not fetch it either")
+            if let named = MediaType.of(url), active.renderer.formats.accepting(named) != nil {
+                let check = Task { () -> MediaDeviceError? in
+                    do throws(MediaDeviceError) { _ = try await served(url, to: active) } catch { return error }
+                    return nil
                 }
-                if let type = head.headers.first(name: "Content-Type")?.split(separator: ";").first, type != "application/octet-stream" {
-                    mimeType = String(type).trimmingCharacters(in: .whitespaces)
-                }
-            } catch let error as HTTPClientError {
-                // The renderer may reach what we cannot (another network): go on if the name tells the type.
-                log("\(active.name): could not look at \(url.absoluteString) (\(error)); handing it to the renderer as it is")
+                return (url.absoluteString, named, nil, check)
             }
+            let mimeType = try await served(url, to: active) ?? MediaType.of(url)
             guard let mimeType else { throw MediaDeviceError(.unsupported, "cannot tell what kind of media \(url.absoluteString) is (no Content-Type, no known extension)") }
-            return (url.absoluteString, mimeType, nil)
+            return (url.absoluteString, mimeType, nil, nil)
         case "file":
             let path = url.path
             var status = stat()
@@ -66,10 +75,27 @@ extension DLNADriver {
             let announced = active.renderer.formats.accepting(mimeType)?.announcing(mimeType) ?? mimeType
             let served = active.endpoint.media.publish(file: path, mimeType: announced, for: active.renderer.address)
             guard let location = active.endpoint.url(served) else { throw MediaDeviceError(.sessionFailed, "cannot make a URL for \(path)") }
-            return (location.absoluteString, mimeType, served)
+            return (location.absoluteString, mimeType, served, nil)
         default:
             throw MediaDeviceError(.unsupported, "\(url.absoluteString): renderers fetch http:// URLs, and files are served to them; \(url.scheme ?? "this") URLs cannot be played")
         }
+    }
+
+    /// Asks the server for `url` (HEAD): its type, if it says one; an error if it refuses. One we
+    /// cannot reach may still be reachable from the renderer (another network), so that is logged only.
+    private func served(_ url: URL, to active: ActiveRenderer) async throws(MediaDeviceError) -> String? {
+        let head: HTTPClientResponse
+        do {
+            head = try await client.send(.HEAD, url, timeout: .seconds(3), maximumBodyLength: 0)
+        } catch {
+            log("\(active.name): could not look at \(url.absoluteString) (\(error)); handing it to the renderer as it is")
+            return nil
+        }
+        guard head.status.code < 400 else {
+            throw MediaDeviceError(.sessionFailed, "\(url.absoluteString) answered HTTP \(head.status.code) \(head.status.reasonPhrase): the renderer could not fetch it either")
+        }
+        guard let type = head.headers.first(name: "Content-Type")?.split(separator: ";").first, type != "application/octet-stream" else { return nil }
+        return String(type).trimmingCharacters(in: .whitespaces)
     }
 
     func stopSession(_ session: MediaOutputSession) {

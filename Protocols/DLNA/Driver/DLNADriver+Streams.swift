@@ -57,7 +57,7 @@ extension DLNADriver {
             active.liveStreams[id] = nil
         }
         if active.streamPaths.isEmpty, active.playback == nil {
-            Task { try? await active.transport("Stop", ["InstanceID": "0"]) }
+            Task { try? await active.stop() }
         }
     }
 

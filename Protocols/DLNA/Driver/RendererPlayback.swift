@@ -57,7 +57,7 @@ final class RendererPlayback: AVInterfaceControllable {
     /// Stops on purpose (the session is being stopped): not the end of the media.
     func stop() async {
         stoppedByUs = true
-        _ = try? await renderer?.transport("Stop", ["InstanceID": "0"])
+        try? await renderer?.stop()
     }
 
     var state: AVInterfacePlaybackState {

@@ -10,9 +10,31 @@ public struct ProtocolInfo: Sendable, Hashable, CustomStringConvertible {
     let baseType: String
 
     public init?(_ text: some StringProtocol) {
-        let parts = text.split(separator: ":", maxSplits: 3, omittingEmptySubsequences: false).map { $0.trimmed }
-        guard parts.count == 4, !parts[0].isEmpty, !parts[2].isEmpty else { return nil }
-        self.init(transport: parts[0], network: parts[1], contentFormat: parts[2], additionalInfo: parts[3])
+        var text = String(text)
+        guard let entry = text.withUTF8({ ProtocolInfo(bytes: $0, $0.indices) }) else { return nil }
+        self = entry
+    }
+
+    /// One entry of `bytes` (its four fields found in one pass, each trimmed): a renderer's list
+    /// is a few hundred entries, read while the person waits for the picker.
+    private init?(bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) {
+        var colons: [Int] = []
+        colons.reserveCapacity(3)
+        for index in range where bytes[index] == UInt8(ascii: ":") && colons.count < 3 { colons.append(index) }
+        guard colons.count == 3 else { return nil }
+        let transport = Self.trimmed(bytes, range.lowerBound..<colons[0])
+        let contentFormat = Self.trimmed(bytes, colons[1] + 1..<colons[2])
+        guard !transport.isEmpty, !contentFormat.isEmpty else { return nil }
+        self.init(transport: transport, network: Self.trimmed(bytes, colons[0] + 1..<colons[1]), contentFormat: contentFormat,
+                  additionalInfo: Self.trimmed(bytes, colons[2] + 1..<range.upperBound))
+    }
+
+    private static func trimmed(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> String {
+        func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0D || byte == 0x0A }
+        var (start, end) = (range.lowerBound, range.upperBound)
+        while start < end, isSpace(bytes[start]) { start += 1 }
+        while end > start, isSpace(bytes[end - 1]) { end -= 1 }
+        return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
     }
 
     public init(transport: String = "http-get", network: String = "*", contentFormat: String, additionalInfo: String = "*") {
@@ -23,9 +45,29 @@ public struct ProtocolInfo: Sendable, Hashable, CustomStringConvertible {
     public var description: String { "\(transport):\(network):\(contentFormat):\(additionalInfo)" }
 
     /// The comma-separated list a renderer gives.
-    public static func list(_ text: String) -> [ProtocolInfo] { text.split(separator: ",").compactMap(ProtocolInfo.init) }
+    public static func list(_ text: String) -> [ProtocolInfo] {
+        var text = text
+        return text.withUTF8 { bytes in
+            var entries: [ProtocolInfo] = []
+            var start = 0
+            for index in 0...bytes.count where index == bytes.count || bytes[index] == UInt8(ascii: ",") {
+                if let entry = ProtocolInfo(bytes: bytes, start..<index) { entries.append(entry) }
+                start = index + 1
+            }
+            return entries
+        }
+    }
 
-    private static func base(of type: String) -> String { type.split(separator: ";").first.map { $0.trimmed.lowercased() } ?? "" }
+    /// The MIME type before its parameters, trimmed, ASCII lower-cased (MIME types are ASCII;
+    /// `lowercased()` is Unicode-aware and costs far more).
+    private static func base(of type: String) -> String {
+        var type = type
+        return type.withUTF8 { bytes in
+            let end = bytes.firstIndex(of: UInt8(ascii: ";")) ?? bytes.count
+            let base = trimmed(bytes, 0..<end).utf8.map { $0 >= 0x41 && $0 <= 0x5A ? $0 + 0x20 : $0 }
+            return String(decoding: base, as: UTF8.self)
+        }
+    }
 
     /// Whether an HTTP resource of `mimeType` matches this entry (wildcards allowed, and the
     /// several spellings of one type: renderers list `audio/x-wav` for what servers call `audio/wav`).
