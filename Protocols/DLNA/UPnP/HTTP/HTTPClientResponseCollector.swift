@@ -2,22 +2,51 @@ import Glibc
 import NIOCore
 import NIOHTTP1
 
-/// Reads the one response of an `HTTPClient` connection: its head, its body up to the limit, its
-/// end. Whatever comes first of the end, a parse error or the connection closing settles the
-/// request; the later ones find it settled.
+/// The one request of an `HTTPClient` connection and what it needs to be sent and read.
+struct HTTPClientExchange: Sendable {
+    /// "METHOD URL", for errors.
+    let request: String
+    let head: HTTPRequestHead
+    let body: [UInt8]
+    /// From the connection being up to the end of the response.
+    let timeout: Duration
+    let maximumBodyLength: Int
+}
+
+/// Runs the one exchange of an `HTTPClient` connection on its event loop: writes the request as
+/// soon as the connection is up, then reads the response: its head, its body up to the limit,
+/// its end. Whatever comes first of the end, a parse error, the deadline or the connection
+/// closing settles the request; the later ones find it settled.
 final class HTTPClientResponseCollector: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPClientResponsePart
+    typealias OutboundOut = HTTPClientRequestPart
 
+    private let exchange: HTTPClientExchange
     private let promise: EventLoopPromise<HTTPClientResponse>
-    private let request: String
-    private let maximumBodyLength: Int
+    private var request: String { exchange.request }
+    private var maximumBodyLength: Int { exchange.maximumBodyLength }
     private var head: HTTPResponseHead?
     private var body: [UInt8] = []
+    private var deadline: Scheduled<Void>?
 
-    init(promise: EventLoopPromise<HTTPClientResponse>, request: String, maximumBodyLength: Int) {
+    init(_ exchange: HTTPClientExchange, promise: EventLoopPromise<HTTPClientResponse>) {
+        self.exchange = exchange
         self.promise = promise
-        self.request = request
-        self.maximumBodyLength = maximumBodyLength
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        let channel = context.channel
+        let (promise, request, milliseconds) = (promise, request, exchange.timeout.milliseconds)
+        deadline = context.eventLoop.scheduleTask(in: TimeAmount(exchange.timeout)) {
+            promise.fail(HTTPClientError(.timedOut, request, "timed out after \(milliseconds) ms without a complete response"))
+            channel.close(promise: nil)
+        }
+        context.write(wrapOutboundOut(.head(exchange.head)), promise: nil)
+        if !exchange.body.isEmpty {
+            context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: exchange.body)))), promise: nil)
+        }
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        context.fireChannelActive()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -53,6 +82,7 @@ final class HTTPClientResponseCollector: ChannelInboundHandler, RemovableChannel
     }
 
     func channelInactive(context: ChannelHandlerContext) {
+        deadline?.cancel()
         if head == nil {
             promise.fail(HTTPClientError(.connectionFailed, request, "the server closed the connection without answering"))
         } else {
