@@ -1,5 +1,7 @@
 import ArgumentParser
+import Foundation
 import Glibc
+import MediaRouteIPC
 
 /// `mediaroute-bench NAME`: runs one benchmark against a baseline measured in the same run and ends
 /// with `RESULT NAME ratio=R target=T` (ours divided by the baseline; lower is better).
@@ -27,7 +29,19 @@ struct MediaRouteBench: AsyncParsableCommand {
         guard let benchmark = Benchmark.all.first(where: { $0.name == name }) else {
             throw ValidationError("unknown benchmark \"\(name)\"; choose one of: \(Benchmark.all.map(\.name).joined(separator: ", "))")
         }
-        try await benchmark.run(iterations)
+        // Ctrl-C or a kill ends the benchmark through its own tear-down, so the renderers, daemons
+        // and namespaces it started go with it; one that does not end soon is left at 20 s.
+        let signals = try SignalPipe([SIGINT, SIGTERM])
+        let work = Task { try await benchmark.run(iterations) }
+        let interrupt = Task {
+            guard let number = await signals.next() else { return }
+            FileHandle.standardError.write(Data("mediaroute-bench: signal \(number): stopping what \(name) started\n".utf8))
+            work.cancel()
+            try? await Task.sleep(for: .seconds(20))
+            Glibc.exit(128 + number)
+        }
+        defer { interrupt.cancel() }
+        do { try await work.value } catch is CancellationError { throw ExitCode(130) }
     }
 }
 
