@@ -44,24 +44,36 @@ public final class SSDPDiscovery: Sendable {
 
     /// Sends `M-SEARCH` for each target on every interface (twice, as UDP may drop one), opening
     /// sockets for interfaces that appeared since the last search. Returns the interfaces used.
+    /// The interfaces searched before go first: listing them costs a fifth of a millisecond, and
+    /// the person is waiting for the answers.
     @discardableResult
     public func search(for targets: [String], mx: Int = 1) async -> [String] {
+        let known = state.withLock { $0.closed ? [:] : $0.searchers }
+        for channel in known.values where channel.isActive { send(targets, mx: mx, on: channel) }
         let devices = Self.interfaces()
         await listen(on: devices)
         var used: [String] = []
         for device in devices {
-            guard let channel = await searcher(for: device) else { continue }
-            used.append(Self.key(device))
-            for _ in 0..<2 {
-                for target in targets {
-                    var buffer = channel.allocator.buffer(capacity: 256)
-                    buffer.writeBytes(SSDPMessage.search(for: target, mx: mx))
-                    guard let destination = try? SocketAddress(ipAddress: UPnP.multicastGroup, port: UPnP.ssdpPort) else { continue }
-                    channel.writeAndFlush(AddressedEnvelope(remoteAddress: destination, data: buffer), promise: nil)
-                }
+            let key = Self.key(device)
+            if let channel = known[key], channel.isActive {
+                used.append(key)
+            } else if let channel = await searcher(for: device) {
+                send(targets, mx: mx, on: channel)
+                used.append(key)
             }
         }
         return used
+    }
+
+    private func send(_ targets: [String], mx: Int, on channel: any Channel) {
+        guard let destination = try? SocketAddress(ipAddress: UPnP.multicastGroup, port: UPnP.ssdpPort) else { return }
+        for _ in 0..<2 {
+            for target in targets {
+                var buffer = channel.allocator.buffer(capacity: 256)
+                buffer.writeBytes(SSDPMessage.search(for: target, mx: mx))
+                channel.writeAndFlush(AddressedEnvelope(remoteAddress: destination, data: buffer), promise: nil)
+            }
+        }
     }
 
     /// Stops listening and searching; the streams finish.
