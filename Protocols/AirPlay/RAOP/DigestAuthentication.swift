@@ -21,7 +21,7 @@ public struct DigestAuthentication: Sendable, Equatable {
             parameters[name] = value
         }
         guard let realm = parameters["realm"], let nonce = parameters["nonce"], !nonce.isEmpty,
-              !(realm + nonce).contains(where: { $0 == "\"" || $0 == "\r" || $0 == "\n" }) else { return nil }
+              !(realm + nonce).utf8.contains(where: { $0 == 34 || $0 == 13 || $0 == 10 }) else { return nil }
         self.realm = realm
         self.nonce = nonce
         self.username = username

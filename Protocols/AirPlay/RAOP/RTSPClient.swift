@@ -53,10 +53,15 @@ public final class RTSPClient: Sendable {
         let bytes = try request.encoded(cseq: cseq)
         let promise = channel.eventLoop.makePromise(of: RTSPResponse.self)
         let limit = timeout, method = request.method
+        // Whichever comes first completes the promise (a later completion is ignored): the answer,
+        // the handler's failure, a write that never reached the handler, or the time limit.
         let timer = channel.eventLoop.scheduleTask(in: .milliseconds(limit.milliseconds)) { [channel] in
-            channel.pipeline.fireErrorCaught(RAOPError(.timedOut, "the receiver did not answer \(method) within \(limit)"))
+            promise.fail(RAOPError(.timedOut, "the receiver did not answer \(method) within \(limit)"))
+            channel.close(promise: nil)
         }
-        channel.writeAndFlush(RTSPExchangeHandler.Exchange(bytes: bytes, cseq: cseq, promise: promise), promise: nil)
+        channel.writeAndFlush(RTSPExchangeHandler.Exchange(bytes: bytes, cseq: cseq, promise: promise)).whenFailure { error in
+            promise.fail(error as? RAOPError ?? RAOPError(.connectionClosed, "cannot send \(method): the connection to the receiver is closed (\(error))"))
+        }
         defer { timer.cancel() }
         do {
             return try await promise.futureResult.get()

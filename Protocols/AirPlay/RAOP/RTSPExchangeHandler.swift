@@ -36,16 +36,16 @@ final class RTSPExchangeHandler: ChannelDuplexHandler {
         do throws(RAOPError) {
             while let (response, length) = try RTSPResponse.parse(received) {
                 received.removeFirst(length)
-                guard !waiting.isEmpty else {
+                guard let exchange = waiting.first else {
                     throw RAOPError(.malformedResponse, "the receiver sent an answer (status \(response.status)) to no request")
                 }
-                let exchange = waiting.removeFirst()
                 guard let cseq = response.cseq else {
                     throw RAOPError(.malformedResponse, "the receiver's answer to CSeq \(exchange.cseq) carries no CSeq")
                 }
                 guard cseq == exchange.cseq else {
                     throw RAOPError(.malformedResponse, "the receiver answered CSeq \(cseq) where \(exchange.cseq) was due")
                 }
+                waiting.removeFirst()
                 exchange.promise.succeed(response)
             }
         } catch {

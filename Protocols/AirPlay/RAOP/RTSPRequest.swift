@@ -16,7 +16,7 @@ public struct RTSPRequest: Sendable {
 
     /// The request's bytes, with `CSeq` first and `Content-Length` when there is a body.
     public func encoded(cseq: Int) throws(RAOPError) -> [UInt8] {
-        for text in [method, uri] + headers.flatMap({ [$0.name, $0.value] }) where text.contains(where: { $0 == "\r" || $0 == "\n" }) {
+        for text in [method, uri] + headers.flatMap({ [$0.name, $0.value] }) where text.utf8.contains(where: { $0 == 13 || $0 == 10 }) {
             throw RAOPError(.invalidArgument, "an RTSP \(method) request cannot carry a line break (in \"\(text.prefix(40))\")")
         }
         var head = "\(method) \(uri) RTSP/1.0\r\nCSeq: \(cseq)\r\n"
