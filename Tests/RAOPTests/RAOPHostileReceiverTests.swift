@@ -11,14 +11,16 @@ import Testing
         let server = try await ScriptedRTSPServer.start(script)
         return try await withTearDown { () async throws -> RAOPError? in
             let client = try await RTSPClient.connect(host: "127.0.0.1", port: server.port, commonHeaders: [("User-Agent", "test")], timeout: timeout)
-            defer { Task { await client.close() } }
+            let result: RAOPError?
             do throws(RAOPError) {
                 let response = try await client.send(RTSPRequest(method: "OPTIONS", uri: "*"))
                 Issue.record("a hostile answer was accepted: \(response.status)")
-                return nil
+                result = nil
             } catch {
-                return error
+                result = error
             }
+            await client.close()
+            return result
         } tearDown: {
             await server.stop()
         }

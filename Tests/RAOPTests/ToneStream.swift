@@ -3,13 +3,15 @@ import RAOP
 import TestSupport
 
 /// What the receiver tests send and measure: a 441 Hz tone (a whole number of samples per period)
-/// followed by silence long enough that all of the tone is played before TEARDOWN (shairport-sync
-/// never plays the last 2–3 s before it), and the tone found again in the receiver's output.
+/// after a 0.5 s silent lead-in (shairport-sync 3.3.8 drops a stream's first ~70 ms, 9 packets),
+/// followed by silence long enough that all of the tone is played before TEARDOWN (it never plays
+/// the last 2–3 s before it), and the tone found again in the receiver's output.
 struct ToneStream {
     static let frequency = 441.0
     static let sampleRate = 44100
     let toneSeconds: Double
     let silenceSeconds: Double
+    let leadInSeconds = 0.5
     let amplitude: Double
 
     init(toneSeconds: Double = 4, silenceSeconds: Double = 3, amplitude: Double = 0.5) {
@@ -25,17 +27,20 @@ struct ToneStream {
     /// The tone then silence, as interleaved stereo (the same on both channels).
     var interleaved: [Int16] {
         let silence = [Double](repeating: 0, count: Int(silenceSeconds * Double(Self.sampleRate)))
-        return (tone + silence).flatMap { sample in
+        let leadIn = [Double](repeating: 0, count: Int(leadInSeconds * Double(Self.sampleRate)))
+        return (leadIn + tone + silence).flatMap { sample in
             let value = Int16((sample * 32767).rounded())
             return [value, value]
         }
     }
 
-    /// Streams it in 100 ms pieces (as an app's ring would hand them over), then finishes.
-    func send(with sender: RAOPSender) async throws {
+    /// Streams it in 100 ms pieces (as an app's ring would hand them over), then finishes;
+    /// `at` is called with the seconds of content sent before each piece (to change things mid-stream).
+    func send(with sender: RAOPSender, at: (Double) async throws -> Void = { _ in }) async throws {
         let samples = interleaved
         let piece = Self.sampleRate / 10 * 2
         for start in stride(from: 0, to: samples.count, by: piece) {
+            try await at(Double(start / 2) / Double(Self.sampleRate))
             try await sender.send(pcm: Array(samples[start..<min(samples.count, start + piece)]))
         }
         try await sender.finish()
@@ -58,11 +63,11 @@ struct ToneStream {
         return (snr, onset, left.count)
     }
 
-    /// The RMS of the left channel over the middle of the tone (from 0.5 s after the onset, 1 s long).
-    func level(_ output: [Int16]) -> Double {
+    /// The RMS of the left channel over `seconds` of the tone from `from` seconds after its onset.
+    func level(_ output: [Int16], from: Double, seconds: Double) -> Double {
         let left = ToneAnalysis.channel(0, of: output, channels: 2)
         guard let onset = onset(in: left) else { return 0 }
-        let start = onset + Self.sampleRate / 2, end = min(left.count, start + Self.sampleRate)
+        let start = onset + Int(from * Double(Self.sampleRate)), end = min(left.count, start + Int(seconds * Double(Self.sampleRate)))
         guard end > start else { return 0 }
         return (left[start..<end].reduce(0) { $0 + $1 * $1 } / Double(end - start)).squareRoot()
     }

@@ -83,6 +83,8 @@ public actor RAOPSender {
             }
             let record = try await request("RECORD", headers: [("Range", "npt=0-"), ("RTP-Info", "seq=\(sequence);rtptime=\(timestamp)")])
             audioLatency = record.header("Audio-Latency").flatMap { Int($0.trimmingSpaces) }
+            try await waitForTimingExchange()
+            sendSync(first: true)
         } catch {
             await closeAll()
             throw error
@@ -135,7 +137,7 @@ public actor RAOPSender {
     }
 
     private func sendPacket(_ samples: ArraySlice<Int16>) async throws(RAOPError) {
-        guard let audioChannel, let audioAddress, let controlChannel, let controlAddress else {
+        guard let audioChannel, let audioAddress else {
             throw RAOPError(.notRecording, "the session has no audio channel (not started, or torn down)")
         }
         let now = ContinuousClock.now
@@ -151,14 +153,7 @@ public actor RAOPSender {
             }
         }
         let first = timeline == nil
-        if needsFirstSync || packetsSinceSync >= ALACFrame.sampleRate / ALACFrame.framesPerPacket {
-            let sync = RAOPControlPacket.sync(first: needsFirstSync, playingTimestamp: timestamp &- configuration.latencyFrames, time: .now(),
-                                              nextTimestamp: timestamp)
-            controlChannel.writeAndFlush(AddressedEnvelope(remoteAddress: controlAddress, data: controlChannel.allocator.buffer(bytes: sync.bytes)),
-                                         promise: nil)
-            needsFirstSync = false
-            packetsSinceSync = 0
-        }
+        if needsFirstSync || packetsSinceSync >= ALACFrame.sampleRate / ALACFrame.framesPerPacket { sendSync(first: needsFirstSync) }
         var payload = ALACFrame.uncompressed(samples)
         if let encryption { payload = try encryption.encrypt(payload) }
         let packet = RTPAudioPacket(marker: first, sequence: sequence, timestamp: timestamp, ssrc: ssrc, payload: payload).bytes
@@ -170,6 +165,32 @@ public actor RAOPSender {
         packetsSinceSync += 1
         current.frames += ALACFrame.framesPerPacket
         timeline = current
+    }
+
+    /// How long `start` waited for the receiver's first timing request (nil before it did).
+    public private(set) var timingWait: Duration?
+
+    /// Waits (bounded by the request timeout) until the receiver's first timing request has been
+    /// answered: a receiver ignores sync packets before that, and drops the audio sent before its
+    /// first accepted sync (shairport-sync: "Sync packet received before we got a timing packet back").
+    private func waitForTimingExchange() async throws(RAOPError) {
+        let clock = ContinuousClock(), started = clock.now
+        while timingResponder.answered.load(ordering: .relaxed) == 0 {
+            guard clock.now - started < configuration.requestTimeout else {
+                throw RAOPError(.timedOut, "the receiver sent no timing request within \(configuration.requestTimeout) of RECORD")
+            }
+            do { try await Task.sleep(for: .milliseconds(2)) } catch { throw RAOPError(.notRecording, "the start was cancelled") }
+        }
+        timingWait = clock.now - started
+    }
+
+    /// Ties the next packet's timestamp to now: the receiver plays it `latencyFrames` later.
+    private func sendSync(first: Bool) {
+        guard let controlChannel, let controlAddress else { return }
+        let sync = RAOPControlPacket.sync(first: first, playingTimestamp: timestamp &- configuration.latencyFrames, time: .now(), nextTimestamp: timestamp)
+        controlChannel.writeAndFlush(AddressedEnvelope(remoteAddress: controlAddress, data: controlChannel.allocator.buffer(bytes: sync.bytes)), promise: nil)
+        needsFirstSync = false
+        packetsSinceSync = 0
     }
 
     /// One request with the session's headers and authorization; a 401 is answered once with the
