@@ -32,6 +32,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-atomics", from: "1.3.0"),
         // HTTP for UPnP/DLNA (SOAP, GENA, the media server): NIOHTTP1's parser and encoders.
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        // AirPlay 1 (RAOP): MD5 for RTSP Digest authentication, RSA-OAEP and AES-128-CBC for encrypted streams.
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
     ],
     targets: [
         // C: what Swift cannot import from the system headers (CMSG_* macros, packed epoll_event).
@@ -143,6 +145,15 @@ let package = Package(
             path: "Protocols/DLNA/Driver"
         ),
 
+        // AirPlay 1 (RAOP): the RTSP session, ALAC framing, RTP audio with its control and timing
+        // channels, encryption and Digest authentication: the sender a driver streams to receivers with.
+        .target(
+            name: "RAOP",
+            dependencies: [.product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+                           .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto")],
+            path: "Protocols/AirPlay/RAOP"
+        ),
+
         // The example app: plays on a route through AVSystemRouting alone.
         .executableTarget(
             name: "mediaroute-player",
@@ -196,6 +207,8 @@ let package = Package(
                     dependencies: ["UPnP", "AVSystemRouting", "MediaRouteSupervisor", "MediaDevice", "MediaRouteIPC", "PrivateDaemons", "TestSupport",
                                    "mediaroute-dlna-driver", "mediarouted", "mediaroute", .product(name: "NIOCore", package: "swift-nio"),
                                    .product(name: "NIOHTTP1", package: "swift-nio")]),
+        .testTarget(name: "RAOPTests", dependencies: ["RAOP", "PrivateDaemons", "TestSupport", .product(name: "NIOCore", package: "swift-nio"),
+                                                    .product(name: "NIOPosix", package: "swift-nio")]),
         .testTarget(name: "COpusTests", dependencies: ["COpus", "MediaRouteIPC"]),
         .testTarget(name: "CX264Tests", dependencies: ["CX264"]),
     ],

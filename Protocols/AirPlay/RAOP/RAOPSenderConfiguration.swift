@@ -1,0 +1,26 @@
+/// What an `RAOPSender` needs to know about the receiver and itself.
+public struct RAOPSenderConfiguration: Sendable {
+    public var host: String
+    public var port: Int
+    /// The receiver's password (`pw=true`), nil if it has none.
+    public var password: String?
+    /// Encrypt the audio (`et=1`): required by AirPort Express and Apple TVs, optional for shairport-sync.
+    public var encrypted: Bool
+    public var userAgent: String
+    /// How long each RTSP request may take.
+    public var requestTimeout: Duration
+    /// The latency the sync packets announce, in frames: the receiver plays a frame this long after
+    /// it is due (iTunes' 77,175 frames, 1.75 s, which receivers add their own 11,025 to).
+    public var latencyFrames: UInt32
+
+    public init(host: String, port: Int = 5000, password: String? = nil, encrypted: Bool = false, userAgent: String = "MediaRoute/1.0",
+                requestTimeout: Duration = .seconds(5), latencyFrames: UInt32 = 77175) {
+        self.host = host
+        self.port = port
+        self.password = password
+        self.encrypted = encrypted
+        self.userAgent = userAgent
+        self.requestTimeout = requestTimeout
+        self.latencyFrames = latencyFrames
+    }
+}

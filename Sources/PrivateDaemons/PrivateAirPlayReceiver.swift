@@ -1,0 +1,158 @@
+import Foundation
+import Glibc
+import MediaRouteIPC
+import Synchronization
+
+/// shairport-sync, a real AirPlay 1 receiver, for the RAOP tests: its audio goes to a file
+/// (`output_backend = "pipe"` on a regular file, which it appends to across sessions), read back
+/// as 44.1 kHz interleaved stereo Int16. Its volume control is configured flat over 30 dB, so an
+/// AirPlay volume of −15 is −15 dB at the pipe (the default curve bends it).
+///
+/// shairport-sync refuses to start without an mDNS backend, so it publishes through a private
+/// Avahi daemon (its own namespace, loopback only, on a private bus) and serves RTSP and UDP on the
+/// machine's loopback, on ports picked for this run. Started and stopped by PID; `stop()` removes
+/// the temporary directory (the audio file, its config, and the metadata FIFO it would otherwise
+/// leave in /tmp) and the Avahi daemon's namespace.
+public final class PrivateAirPlayReceiver: Sendable {
+    public let name: String
+    public let port: Int
+    public let password: String?
+    public let directory: URL
+    private let avahi: PrivateAvahi
+    private let process: ChildProcess
+    private let stopped = Mutex(false)
+
+    static let executable = "/usr/bin/shairport-sync"
+
+    public var host: String { "127.0.0.1" }
+    public var audioPath: String { directory.appendingPathComponent("audio.pcm").path }
+    public var logPath: String { directory.appendingPathComponent("shairport-sync.log").path }
+    public var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+    public var pid: pid_t { process.pid }
+
+    private init(name: String, port: Int, password: String?, directory: URL, avahi: PrivateAvahi, process: ChildProcess) {
+        self.name = name
+        self.port = port
+        self.password = password
+        self.directory = directory
+        self.avahi = avahi
+        self.process = process
+    }
+
+    /// Starts a receiver (with `password`, if given) and returns once its RTSP port accepts
+    /// connections; throws with its log if it exits or is not ready within 10 s.
+    public static func start(name: String = "Test Speaker", password: String? = nil) async throws -> PrivateAirPlayReceiver {
+        guard FileManager.default.isExecutableFile(atPath: executable) else {
+            throw PrivateDaemonError("\(executable) is missing (apt-get install shairport-sync)")
+        }
+        let avahi = try await PrivateAvahi()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("mediaroute-airplay-\(UUID().uuidString.prefix(8))")
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false)
+            let port = try freeTCPPort()
+            let udpBase = Int.random(in: 3000...5900) * 10
+            let passwordLine = password.map { "password = \"\($0)\";" } ?? ""
+            let config = directory.appendingPathComponent("shairport-sync.conf").path
+            try """
+            general = { name = "\(name)"; port = \(port); udp_port_base = \(udpBase); udp_port_range = 10; mdns_backend = "avahi";
+                        output_backend = "pipe"; volume_control_profile = "flat"; volume_range_db = 30; \(passwordLine) };
+            pipe = { name = "\(directory.appendingPathComponent("audio.pcm").path)"; };
+            metadata = { enabled = "no"; pipe_name = "\(directory.appendingPathComponent("shairport-sync-metadata").path)"; };
+            """.write(toFile: config, atomically: true, encoding: .utf8)
+            // A regular file: shairport-sync opens it once and appends every session's audio.
+            _ = FileManager.default.createFile(atPath: directory.appendingPathComponent("audio.pcm").path, contents: nil)
+            let logPath = directory.appendingPathComponent("shairport-sync.log").path
+            let log = open(logPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+            defer { close(log) }
+            let devNull = open("/dev/null", O_RDONLY | O_CLOEXEC)
+            defer { close(devNull) }
+            var environment = ProcessInfo.processInfo.environment
+            environment["DBUS_SYSTEM_BUS_ADDRESS"] = avahi.busAddress
+            let process = try ChildProcess(executable: executable, arguments: ["-c", config, "-u", "-v"],
+                                           environment: environment.map { "\($0.key)=\($0.value)" },
+                                           standardInput: devNull, standardOutput: log, standardError: log)
+            let receiver = PrivateAirPlayReceiver(name: name, port: port, password: password, directory: directory, avahi: avahi, process: process)
+            do {
+                try await receiver.waitUntilAccepting()
+            } catch {
+                await receiver.stop()
+                throw error
+            }
+            return receiver
+        } catch {
+            try? FileManager.default.removeItem(at: directory)
+            await avahi.stop()
+            throw error
+        }
+    }
+
+    /// The audio it has played so far, as interleaved stereo Int16 (host order), from `byteOffset`.
+    public func audio(from byteOffset: Int = 0) -> [Int16] {
+        guard let data = FileManager.default.contents(atPath: audioPath), data.count > byteOffset else { return [] }
+        let bytes = data.dropFirst(byteOffset)
+        return bytes.withUnsafeBytes { raw in Array(raw.bindMemory(to: Int16.self).prefix(bytes.count / 2)) }
+    }
+
+    /// How many bytes of audio it has written so far (where a later session's audio starts).
+    public var audioBytes: Int {
+        ((try? FileManager.default.attributesOfItem(atPath: audioPath))?[.size] as? Int) ?? 0
+    }
+
+    /// Stops it by PID (SIGTERM, SIGKILL after 3 s), then its Avahi daemon and namespace, and removes
+    /// its directory. Safe to call twice.
+    public func stop() async {
+        let first = stopped.withLock { stopped in
+            defer { stopped = true }
+            return !stopped
+        }
+        guard first else { return }
+        await process.terminate(grace: .seconds(3))
+        await avahi.stop()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    private func waitUntilAccepting() async throws {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline {
+            if let ended = process.exitIfEnded() {
+                throw PrivateDaemonError("shairport-sync \(ended) before accepting RTSP on port \(port); its log:\n\(log)")
+            }
+            if Self.accepts(port: port) { return }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        throw PrivateDaemonError("shairport-sync did not accept RTSP on port \(port) within 10 s; its log:\n\(log)")
+    }
+
+    /// Whether a TCP connection to 127.0.0.1:`port` is accepted (closed again at once).
+    private static func accepts(port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = loopback(port: port)
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+    }
+
+    /// A TCP port on loopback that nothing listens on now (bound to 0, read back, released).
+    private static func freeTCPPort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw PrivateDaemonError("cannot make a socket to find a free port: errno \(errno)") }
+        defer { close(fd) }
+        var address = loopback(port: 0)
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard bound else { throw PrivateDaemonError("cannot bind a socket on loopback to find a free port: errno \(errno)") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    private static func loopback(port: Int) -> sockaddr_in {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(port).bigEndian
+        address.sin_addr.s_addr = UInt32(0x7f00_0001).bigEndian
+        return address
+    }
+}

@@ -1,0 +1,112 @@
+import Foundation
+import PrivateDaemons
+import RAOP
+import Testing
+
+/// The sender against a real AirPlay 1 receiver, shairport-sync, with its audio written to a file:
+/// what it plays is read back and compared with what was sent. Needs root (the receiver's private
+/// Avahi daemon runs in a network namespace).
+@Suite(.serialized) struct RAOPReceiverTests {
+    /// Starts a receiver, runs `body`, and stops the receiver (and its Avahi, namespace and files) whatever happens.
+    func withReceiver<T>(password: String? = nil, _ body: (PrivateAirPlayReceiver) async throws -> T) async throws -> T {
+        let receiver = try await PrivateAirPlayReceiver.start(password: password)
+        return try await withTearDown { try await body(receiver) } tearDown: { await receiver.stop() }
+    }
+
+    /// Streams `stream` in one session and returns the audio the receiver played during it.
+    func play(_ stream: ToneStream, to receiver: PrivateAirPlayReceiver, encrypted: Bool = false, password: String? = nil,
+              volume: Double? = nil) async throws -> (audio: [Int16], sender: RAOPSender) {
+        let offset = receiver.audioBytes
+        let sender = RAOPSender(configuration: RAOPSenderConfiguration(host: receiver.host, port: receiver.port, password: password, encrypted: encrypted))
+        try await withTearDown {
+            try await sender.start()
+            if let volume { try await sender.setVolume(dB: volume) }
+            try await stream.send(with: sender)
+        } tearDown: {
+            await sender.teardown()
+        }
+        return (receiver.audio(from: offset), sender)
+    }
+
+    /// The error starting a session with `password` ends in (nil, recorded as an issue, if it starts).
+    func startError(_ receiver: PrivateAirPlayReceiver, password: String?) async -> RAOPError? {
+        let sender = RAOPSender(configuration: RAOPSenderConfiguration(host: receiver.host, port: receiver.port, password: password))
+        do throws(RAOPError) {
+            try await sender.start()
+            await sender.teardown()
+            Issue.record("a session with password \(password ?? "none") started on a receiver whose password is \(receiver.password ?? "none")")
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    func report(_ label: String, _ stream: ToneStream, _ audio: [Int16], _ sender: RAOPSender) async -> Double {
+        let (snr, onset, played) = stream.measure(audio)
+        let latency = await sender.audioLatency
+        let counters = sender.counters
+        let wait = await sender.timingWait
+        let peak = audio.map { abs(Int($0)) }.max() ?? 0
+        print("RAOP \(label): peak \(peak), SNR \(String(format: "%.1f", snr)) dB, tone onset at frame \(onset.map(String.init) ?? "none") of \(played) played, Audio-Latency \(latency.map(String.init) ?? "none"), first timing request \(wait.map { "\($0)" } ?? "none") after RECORD, timing answers \(counters.timingAnswers), resent \(counters.resent), missed \(counters.missed)")
+        return snr
+    }
+
+    @Test(.timeLimit(.minutes(1))) func unencryptedStreamPlaysTheToneLosslessly() async throws {
+        try await withReceiver { receiver in
+            let stream = ToneStream()
+            let (audio, sender) = try await play(stream, to: receiver, volume: 0)
+            let snr = await report("unencrypted", stream, audio, sender)
+            #expect(snr >= 40, "SNR \(snr) dB; receiver log:\n\(receiver.log.suffix(3000))")
+            #expect(await sender.audioLatency == 11025)
+            #expect(sender.counters.timingAnswers > 0)
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1))) func encryptedStreamPlaysTheToneLosslessly() async throws {
+        try await withReceiver { receiver in
+            let stream = ToneStream()
+            let (audio, sender) = try await play(stream, to: receiver, encrypted: true, volume: 0)
+            let snr = await report("encrypted", stream, audio, sender)
+            #expect(snr >= 40, "SNR \(snr) dB; receiver log:\n\(receiver.log.suffix(3000))")
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1))) func passwordReceiverPlaysWithTheRightPasswordAndRefusesAWrongOne() async throws {
+        try await withReceiver(password: "open sesame") { receiver in
+            #expect(await startError(receiver, password: "guess")?.code == .authorizationFailed)
+            #expect(await startError(receiver, password: nil)?.code == .authorizationRequired)
+            let stream = ToneStream(toneSeconds: 2)
+            let (audio, sender) = try await play(stream, to: receiver, password: "open sesame", volume: 0)
+            let snr = await report("password", stream, audio, sender)
+            #expect(snr >= 40, "SNR \(snr) dB; receiver log:\n\(receiver.log.suffix(3000))")
+        }
+    }
+
+    /// The volume changes mid-stream, from 0 to −15 dB: the receiver applies it as it plays (about
+    /// 2 s behind what was sent), so the tone's level is read well before and well after the change.
+    @Test(.timeLimit(.minutes(1))) func volumeMinus15dBReachesThePipeLevel() async throws {
+        try await withReceiver { receiver in
+            let stream = ToneStream(toneSeconds: 6)
+            let sender = RAOPSender(configuration: RAOPSenderConfiguration(host: receiver.host, port: receiver.port))
+            try await withTearDown {
+                try await sender.start()
+                try await sender.setVolume(dB: 0)
+                var changed = false
+                try await stream.send(with: sender) { sent in
+                    if sent >= 3.5, !changed {
+                        changed = true
+                        try await sender.setVolume(dB: -15)
+                    }
+                }
+            } tearDown: {
+                await sender.teardown()
+            }
+            let audio = receiver.audio()
+            let full = stream.level(audio, from: 0.2, seconds: 0.8), quiet = stream.level(audio, from: 4.5, seconds: 1)
+            let ratio = quiet / full
+            print("RAOP volume: tone level at 0 dB \(full), at -15 dB \(quiet), ratio \(ratio) (-15 dB is 0.178)")
+            #expect(full > 0.34)
+            #expect(abs(ratio - 0.178) < 0.01, "ratio \(ratio); receiver log:\n\(receiver.log.suffix(3000))")
+        }
+    }
+}
