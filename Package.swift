@@ -20,6 +20,7 @@ let package = Package(
         .executable(name: "mediaroute-reference-driver", targets: ["mediaroute-reference-driver"]),
         .executable(name: "mediaroute-bluetooth-driver", targets: ["mediaroute-bluetooth-driver"]),
         .executable(name: "mediaroute-dlna-driver", targets: ["mediaroute-dlna-driver"]),
+        .executable(name: "mediaroute-airplay-driver", targets: ["mediaroute-airplay-driver"]),
         .library(name: "DBus", targets: ["DBus"]),
         .executable(name: "mediaroute-demo", targets: ["mediaroute-demo"]),
         .executable(name: "mediaroute-bench", targets: ["mediaroute-bench"]),
@@ -153,6 +154,11 @@ let package = Package(
                            .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto")],
             path: "Protocols/AirPlay/RAOP"
         ),
+        .executableTarget(
+            name: "mediaroute-airplay-driver",
+            dependencies: ["RAOP", "AvahiDiscovery", "PCMPlayback", "MediaDevice", "MediaRouteIPC"],
+            path: "Protocols/AirPlay/Driver"
+        ),
 
         // The example app: plays on a route through AVSystemRouting alone.
         .executableTarget(
@@ -207,6 +213,8 @@ let package = Package(
                     dependencies: ["UPnP", "AVSystemRouting", "MediaRouteSupervisor", "MediaDevice", "MediaRouteIPC", "PrivateDaemons", "TestSupport",
                                    "mediaroute-dlna-driver", "mediarouted", "mediaroute", .product(name: "NIOCore", package: "swift-nio"),
                                    .product(name: "NIOHTTP1", package: "swift-nio")]),
+        .testTarget(name: "AirPlayTests", dependencies: ["MediaRouteSupervisor", "MediaDevice", "MediaRouteIPC", "PrivateDaemons", "TestSupport",
+                                                       "mediaroute-airplay-driver"]),
         .testTarget(name: "RAOPTests", dependencies: ["RAOP", "PrivateDaemons", "TestSupport", .product(name: "NIOCore", package: "swift-nio"),
                                                     .product(name: "NIOPosix", package: "swift-nio")]),
         .testTarget(name: "COpusTests", dependencies: ["COpus", "MediaRouteIPC"]),

@@ -29,6 +29,8 @@ public final class PrivateAirPlayReceiver: Sendable {
     public var logPath: String { directory.appendingPathComponent("shairport-sync.log").path }
     public var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
     public var pid: pid_t { process.pid }
+    /// The private bus of the Avahi daemon it announces itself through: browse there to find it.
+    public var busAddress: String { avahi.busAddress }
 
     private init(name: String, port: Int, password: String?, directory: URL, avahi: PrivateAvahi, process: ChildProcess) {
         self.name = name

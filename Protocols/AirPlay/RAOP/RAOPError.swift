@@ -28,10 +28,13 @@ public struct RAOPError: Error, Equatable, CustomStringConvertible, Sendable {
 
     public let code: Code
     public let message: String
+    /// The receiver's status for `unexpectedStatus` (453: busy with another sender).
+    public let status: Int?
 
-    public init(_ code: Code, _ message: String) {
+    public init(_ code: Code, _ message: String, status: Int? = nil) {
         self.code = code
         self.message = message
+        self.status = status
     }
 
     public var description: String { "\(code.rawValue): \(message)" }

@@ -224,7 +224,8 @@ public actor RAOPSender {
                 authentication = challenge
                 retriedWithPassword = true
             default:
-                throw RAOPError(.unexpectedStatus, "the receiver \(configuration.host) answered \(method) with \(response.status) \(response.reason)")
+                throw RAOPError(.unexpectedStatus, "the receiver \(configuration.host) answered \(method) with \(response.status) \(response.reason)",
+                                status: response.status)
             }
         }
     }

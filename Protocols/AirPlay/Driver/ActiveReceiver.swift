@@ -1,0 +1,136 @@
+import MediaDevice
+import PCMPlayback
+import RAOP
+
+/// One activated AirPlay receiver: its RAOP session, opened at activation and held until
+/// deactivation (as AirPlay senders do: playing then starts without a handshake, and a password
+/// is checked when the person is there to retype it), what feeds it (an app's samples or a URL
+/// played here), and its volume.
+@MainActor
+final class ActiveReceiver: SampleOutput {
+    let device: MediaOutputDevice
+    let session: MediaOutputSession
+    let sender: RAOPSender
+    private let memory: ReceiverMemory
+    /// A URL played here, if that is what plays.
+    var playback: LocalPlayback?
+    /// What feeds the stream, the app stream it comes from (nil: the URL), and the task sending it.
+    private var source: (any PCMSource)?
+    private(set) var streamID: String?
+    private var pump: PCMPump?
+    private var streaming: Task<Void, Never>?
+    private var volumeChange: Task<Void, Never>?
+    /// Told when sending failed (the receiver went away or refused the audio), with the reason.
+    var failed: (String) -> Void = { _ in }
+
+    init(device: MediaOutputDevice, session: MediaOutputSession, sender: RAOPSender, memory: ReceiverMemory) {
+        self.device = device
+        self.session = session
+        self.sender = sender
+        self.memory = memory
+    }
+
+    /// Plays `source` from now on, in place of what played.
+    func play(_ source: any PCMSource, stream: String?) async {
+        await stopStreaming()
+        self.source = source
+        streamID = stream
+        if !isPaused { startPump() }
+    }
+
+    /// Stops what plays (the receiver drops what it buffered); the session stays.
+    func stopPlaying() async {
+        await stopStreaming()
+        source = nil
+        streamID = nil
+        playback?.player.stop()
+        playback = nil
+    }
+
+    /// Ends the session: nothing plays, the receiver is released.
+    func close() async {
+        await stopPlaying()
+        await sender.teardown()
+    }
+
+    private func startPump() {
+        guard let source else { return }
+        let pump = PCMPump(source: source)
+        self.pump = pump
+        streaming = Task { [sender, weak self] in
+            do throws(RAOPError) {
+                var first = true
+                for await chunk in pump.chunks {
+                    try await sender.send(pcm: chunk)
+                    pump.taken()
+                    // A receiver sets its volume anew for each stream (shairport-sync starts at its
+                    // default): the one kept is said again once the audio flows.
+                    if first { self?.sendVolume() }
+                    first = false
+                }
+                try await sender.finish()
+            } catch {
+                guard !Task.isCancelled else { return }
+                self?.failed("\(self?.device.displayName ?? "the receiver") stopped taking audio: \(error.message)")
+            }
+        }
+    }
+
+    /// Stops the pump and its task, waits until nothing is being sent, and has the receiver drop
+    /// what it holds.
+    private func stopStreaming() async {
+        guard let streaming else { return }
+        pump?.stop()
+        streaming.cancel()
+        await streaming.value
+        pump = nil
+        self.streaming = nil
+        try? await sender.flush()
+    }
+
+    // MARK: SampleOutput
+
+    /// Paused: the pump stops (the source waits where it is) and the receiver drops its buffer.
+    var isPaused = false {
+        didSet {
+            guard isPaused != oldValue else { return }
+            Task {
+                if isPaused { await stopStreaming() } else if streaming == nil { startPump() }
+            }
+        }
+    }
+
+    /// The receiver's volume, remembered for its next activation.
+    var volume: Float {
+        get { memory[device.id].volume ?? 1 }
+        set {
+            memory[device.id].volume = min(max(newValue, 0), 1)
+            sendVolume()
+        }
+    }
+
+    var isMuted: Bool {
+        get { memory[device.id].muted ?? false }
+        set {
+            memory[device.id].muted = newValue
+            sendVolume()
+        }
+    }
+
+    /// AirPlay's scale is −30 dB (quietest) to 0 dB, and −144 for silence: 0 and mute are silence,
+    /// the rest is spread evenly in dB.
+    static func decibels(volume: Float, muted: Bool) -> Double {
+        muted || volume <= 0 ? -144 : -30 + 30 * Double(volume)
+    }
+
+    /// Sends the remembered volume (at activation, and after each change), one change after
+    /// the other so the last one set is the last one the receiver hears.
+    func sendVolume() {
+        let level = Self.decibels(volume: volume, muted: isMuted)
+        let previous = volumeChange
+        volumeChange = Task { [sender, device] in
+            await previous?.value
+            do { try await sender.setVolume(dB: level) } catch { log("\(device.displayName): the volume was not set: \(error)") }
+        }
+    }
+}

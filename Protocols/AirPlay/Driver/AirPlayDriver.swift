@@ -1,0 +1,90 @@
+import AvahiDiscovery
+import Foundation
+import MediaDevice
+
+/// The AirPlay 1 (RAOP) driver: receivers announced as `_raop._tcp` (AirPort Express, Apple TVs,
+/// shairport-sync speakers) as routes, streamed to as Apple Lossless over RTP, encrypted when
+/// the receiver requires it, with its password asked once and remembered, and its volume kept
+/// across activations.
+@main
+final class AirPlayDriver: MediaDeviceExtension, RealtimeSampleHandling {
+    static let protocolID = "org.mediaroute.airplay"
+    static let serviceType = "_raop._tcp"
+    var protocolType: UTType { UTType(exportedAs: Self.protocolID) }
+    /// Each receiver is its own route: several can play at once.
+    var supportsSimultaneousSessions: Bool { true }
+    lazy var routingManager: MediaDeviceRoutingManager = .routingManager(for: self)
+
+    lazy var memory = ReceiverMemory(stateDirectory: routingManager.stateDirectory)
+    private var avahi: AvahiConnection?
+    private var browse: ServiceBrowse?
+    /// Receivers announced now, by device id, and which announcement is whose.
+    var receivers: [String: RAOPAnnouncement] = [:]
+    private var instances: [ResolvedService.Instance: String] = [:]
+    /// Announcements already logged as refused, so each is said once.
+    private var refused: Set<String> = []
+    /// Activated receivers by session id.
+    var active: [String: ActiveReceiver] = [:]
+    /// Passwords asked of the person, waiting for `connectUsingPairingCode`, by session id.
+    var pendingPasswords: [String: CheckedContinuation<String?, Never>] = [:]
+
+    init() {}
+
+    // MARK: Discovery
+
+    func startDeviceDiscovery() {
+        if avahi == nil {
+            do {
+                avahi = try AvahiConnection { state in
+                    Task { @MainActor in self.avahiChanged(state) }
+                }
+            } catch {
+                routingManager.discoveryFailed(MediaDeviceError(.discoveryFailed, "cannot use Avahi: \(error)"))
+                return
+            }
+        }
+        guard browse == nil, let avahi else { return }
+        browse = ServiceBrowse(type: Self.serviceType, on: avahi) { event in
+            Task { @MainActor in self.browsed(event) }
+        }
+    }
+
+    func stopDeviceDiscovery() {
+        browse?.cancel()
+        browse = nil
+    }
+
+    private func avahiChanged(_ state: AvahiConnection.State) {
+        if case .unavailable(let why) = state, browse != nil {
+            routingManager.discoveryFailed(MediaDeviceError(.discoveryFailed, "cannot discover AirPlay receivers: \(why)"))
+        }
+    }
+
+    private func browsed(_ event: ServiceBrowse.Event) {
+        switch event {
+        case .found(let service):
+            let receiver: RAOPAnnouncement
+            do {
+                receiver = try RAOPAnnouncement(service)
+            } catch {
+                if refused.insert(service.name).inserted { log("not listing \"\(service.name)\" at \(service.address):\(service.port): \(error.message)") }
+                return
+            }
+            guard let device = receiver.device else {
+                return log("not listing \"\(service.name)\": its name cannot be shown")
+            }
+            instances[service.instance] = device.id
+            guard receivers[device.id] != receiver else { return }
+            receivers[device.id] = receiver
+            routingManager.foundDevice(device)
+        case .lost(let instance):
+            guard let id = instances.removeValue(forKey: instance), !instances.values.contains(id),
+                  let receiver = receivers.removeValue(forKey: id), let device = receiver.device else { return }
+            routingManager.lostDevice(device)
+        case .allForNow:
+            break
+        case .failed(let why):
+            routingManager.discoveryFailed(MediaDeviceError(.discoveryFailed, why))
+        }
+    }
+}
