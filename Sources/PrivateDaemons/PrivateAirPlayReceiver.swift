@@ -100,6 +100,12 @@ public final class PrivateAirPlayReceiver: Sendable {
         ((try? FileManager.default.attributesOfItem(atPath: audioPath))?[.size] as? Int) ?? 0
     }
 
+    /// Stops shairport-sync alone, as a speaker switched off: its announcement is withdrawn from
+    /// the Avahi daemon, which stays (`stop()` still ends both).
+    public func switchOff() async {
+        _ = await process.terminate(grace: .seconds(3))
+    }
+
     /// Stops it by PID (SIGTERM, SIGKILL after 3 s), then its Avahi daemon and namespace, and removes
     /// its directory. Safe to call twice.
     public func stop() async {

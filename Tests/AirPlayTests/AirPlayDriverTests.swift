@@ -1,103 +1,117 @@
+import AVSystemRouting
 import Foundation
 import MediaDevice
-import MediaRouteIPC
 @testable import MediaRouteSupervisor
 import PrivateDaemons
 import Testing
 import TestSupport
 
-/// The AirPlay driver under the supervisor, against a real shairport-sync (its audio read back
-/// from its pipe output) announced through a private Avahi daemon.
+/// The AirPlay driver under the supervisor, against a real shairport-sync.
 @Suite("AirPlay: shairport-sync receivers", .serialized)
 struct AirPlayDriverTests {
-    /// Runs `body` with a receiver and a supervisor whose AirPlay driver browses the receiver's Avahi.
-    static func run(password: String? = nil, _ body: (SupervisorHarness, Supervisor, PrivateAirPlayReceiver) async throws -> Void) async throws {
-        let receiver = try await PrivateAirPlayReceiver.start(name: "Kitchen Speaker", password: password)
-        try await withTearDown {
-            try await SupervisorHarness.run { harness in
-                let manifest: JSONValue = [
-                    "protocol": "org.mediaroute.airplay",
-                    "exportedType": ["identifier": "org.mediaroute.airplay", "conformsTo": ["public.media-sharing-protocol"], "description": "AirPlay"],
-                    "executable": .string(Executables.sibling("mediaroute-airplay-driver")),
-                    "environment": ["DBUS_SYSTEM_BUS_ADDRESS": .string(receiver.busAddress), "SWIFT_BACKTRACE": "enable=no"],
-                    "timeouts": ["requestMilliseconds": 15000],
-                ]
-                try Data(JSONWriter.encode(manifest)).write(to: URL(fileURLWithPath: harness.drivers + "/airplay.json"))
-                let supervisor = try await harness.start()
-                let view = PickerView()
-                let picker = await supervisor.openPicker { view.update($0) }
-                try await harness.waitForPicker(view, ["Kitchen Speaker"])
-                await supervisor.closePicker(picker.id)
-                try await body(harness, supervisor, receiver)
-            }
-        } tearDown: {
-            await receiver.stop()
-        }
-    }
-
     @Test func aReceiverIsListedPlaysAURLAndKeepsItsVolume() async throws {
-        try await Self.run { harness, supervisor, receiver in
-            let entry = try #require(await supervisor.pickerEntries().first { $0.name == "Kitchen Speaker" })
+        try await AirPlayTestBed.run { bed in
+            let name = AirPlayTestBed.name
+            let entry = try #require(await bed.supervisor.pickerEntries().first { $0.name == name })
             let device = try #require(entry.routes.first?.device)
             #expect(device.id.hasPrefix("airplay:") && device.deviceType == .speaker && device.volumeControl == .absolute)
-            _ = try await supervisor.activate("Kitchen Speaker") { _ in nil }
-            // A 441 Hz tone played here (a receiver fetches nothing) reaches its output cleanly.
-            let tone = harness.root + "/tone.wav"
+            _ = try await bed.supervisor.activate(name) { _ in nil }
+
+            // A 441 Hz tone played here (a receiver fetches nothing) reaches its output cleanly,
+            // after about 2 s of AirPlay latency.
+            let tone = bed.harness.root + "/tone.wav"
             try await MediaFileServer.makeTone(at: tone, seconds: 12, frequency: 441, title: "Tone")
-            let start = receiver.audioBytes
-            _ = try await supervisor.startSession("Kitchen Speaker", url: URL(fileURLWithPath: tone).absoluteString)
-            let second = 44_100 * 4  // bytes of one second of output
-            // About 2 s of AirPlay latency, then the tone.
-            try await harness.waitUntil("four seconds of audio at the receiver", seconds: 20) { receiver.audioBytes - start > 4 * second }
-            let loud = receiver.audio(from: receiver.audioBytes - second)
+            let start = bed.receiver.audioBytes
+            _ = try await bed.supervisor.startSession(name, url: URL(fileURLWithPath: tone).absoluteString)
+            let loud = try await bed.lastSecond(after: start, seconds: 4)
             let snr = ToneFit.snr(loud, channels: 2, sampleRate: 44_100, frequency: 441, skipSeconds: 0)
             #expect(snr >= 30, "SNR \(snr) dB")
 
-            // Half volume is -15 dB on AirPlay's scale: a 0.178 of the level, once the receiver's
-            // buffer (2 s) has played out.
-            _ = try await supervisor.volume("Kitchen Speaker", .set(0.5))
-            let changed = receiver.audioBytes
-            try await harness.waitUntil("three more seconds of audio", seconds: 20) { receiver.audioBytes - changed > 3 * second }
-            let quiet = receiver.audio(from: receiver.audioBytes - second)
-            let ratio = Self.level(quiet) / Self.level(loud)
+            // Half volume is -15 dB on AirPlay's scale: 0.178 of the level, once the receiver's
+            // buffer has played out.
+            _ = try await bed.supervisor.volume(name, .set(0.5))
+            let quiet = try await bed.lastSecond(after: bed.receiver.audioBytes, seconds: 3)
+            let ratio = AirPlayTestBed.level(quiet) / AirPlayTestBed.level(loud)
             #expect(abs(ratio - 0.1778) < 0.02, "level ratio \(ratio)")
-            try await supervisor.stopSession("Kitchen Speaker")
-            try await supervisor.deactivate("Kitchen Speaker")
+            try await bed.supervisor.stopSession(name)
+            try await bed.supervisor.deactivate(name)
 
             // The volume is kept for the next activation (a speaker never comes back at full volume).
-            _ = try await supervisor.activate("Kitchen Speaker") { _ in nil }
-            #expect(try await supervisor.volume("Kitchen Speaker", .get).volume == 0.5)
+            _ = try await bed.supervisor.activate(name) { _ in nil }
+            #expect(try await bed.supervisor.volume(name, .get).volume == 0.5)
         }
     }
 
-    /// The RMS of the left channel, in full-scale units.
-    static func level(_ interleaved: [Int16]) -> Double {
-        let left = ToneAnalysis.channel(0, of: interleaved, channels: 2)
-        return (left.reduce(0) { $0 + $1 * $1 } / Double(max(left.count, 1))).squareRoot()
+    @Test func anAppsSamplesAreResampledToTheReceiver() async throws {
+        try await AirPlayTestBed.run { bed in
+            let app = bed.apps.make(protocols: [AirPlayTestBed.protocolID])
+            let observer = ActivatedRouteObserver()
+            #expect(app.addObserver(observer))
+            _ = try await bed.supervisor.activate(AirPlayTestBed.name) { _ in nil }
+            try await bed.harness.waitUntil("the app has the route") { await MainActor.run { observer.route != nil } }
+            let route = try #require(await MainActor.run { observer.route })
+            let stream = try await route.startAudioStream()
+            // 48 kHz from the app, 44.1 kHz at the receiver: 4 s of 1 kHz at half scale in 20 ms
+            // records at real-time pace.
+            let start = bed.receiver.audioBytes
+            let rate = 48_000, frame = 960, tone = 1_000.0
+            let began = ContinuousClock.now
+            for chunk in 0..<200 {
+                var samples = [Float](repeating: 0, count: frame * 2)
+                for i in 0..<frame {
+                    let value = Float(0.5 * sin(2 * Double.pi * tone * Double(chunk * frame + i) / Double(rate)))
+                    samples[2 * i] = value
+                    samples[2 * i + 1] = value
+                }
+                #expect(try samples.withUnsafeBufferPointer { try stream.write($0) })
+                try await Task.sleep(until: began + .milliseconds(20 * (chunk + 1)))
+            }
+            let heard = try await bed.lastSecond(after: start, seconds: 4)
+            try await stream.stop()
+            let snr = ToneFit.snr(heard, channels: 2, sampleRate: 44_100, frequency: tone, skipSeconds: 0)
+            #expect(snr >= 30, "SNR \(snr) dB")
+        }
     }
 
     @Test func aPasswordIsAskedOnceRefusedWhenWrongAndRemembered() async throws {
-        try await Self.run(password: "hunter2") { harness, supervisor, receiver in
+        try await AirPlayTestBed.run(password: "hunter2") { bed in
+            let name = AirPlayTestBed.name
             let asked = EventLog<String>()
             let wrong = await #expect(throws: MediaDeviceError.self) {
-                _ = try await supervisor.activate("Kitchen Speaker") { request in
+                _ = try await bed.supervisor.activate(name) { request in
                     asked.append("\(request.method)")
                     return "wrong"
                 }
             }
             #expect(wrong?.code == .authorizationFailed, "\(String(describing: wrong))")
             #expect(asked.all == ["password"])
-            _ = try await supervisor.activate("Kitchen Speaker") { _ in
+            _ = try await bed.supervisor.activate(name) { _ in
                 asked.append("again")
                 return "hunter2"
             }
-            try await supervisor.deactivate("Kitchen Speaker")
+            try await bed.supervisor.deactivate(name)
             // Remembered: no question the third time.
-            _ = try await supervisor.activate("Kitchen Speaker") { _ in
+            _ = try await bed.supervisor.activate(name) { _ in
                 asked.append("third")
                 return nil
             }
             #expect(asked.all == ["password", "again"])
+        }
+    }
+
+    @Test func aReceiverThatLeavesEndsItsRouteWithTheReason() async throws {
+        try await AirPlayTestBed.run { bed in
+            let ended = EventLog<(RouteChangeReason, String)>()
+            _ = await bed.supervisor.subscribe { event in
+                if case .deactivated(_, let reason, let message) = event { ended.append((reason, message)) }
+            }
+            _ = try await bed.supervisor.activate(AirPlayTestBed.name) { _ in nil }
+            await bed.receiver.switchOff()
+            try await bed.harness.waitUntil("the route ended") { ended.all.count == 1 }
+            let (reason, message) = try #require(ended.all.first)
+            #expect(reason == .oldDeviceUnavailable)
+            #expect(message.contains(AirPlayTestBed.name) && message.contains("left"), "\(message)")
+            #expect(await bed.supervisor.activeRoutes().isEmpty)
         }
     }
 }

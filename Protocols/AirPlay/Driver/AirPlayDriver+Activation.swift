@@ -16,6 +16,7 @@ extension AirPlayDriver {
                 receiver.failed = { [unowned self, unowned receiver] why in self.receiver(receiver, failed: why) }
                 receiver.sendVolume()
                 active[session.id] = receiver
+                browseIfNeeded()
                 routingManager.activatedDevice(device, session: session)
             } catch {
                 routingManager.failedToActivateDevice(device, session: session, error: error)
@@ -77,6 +78,7 @@ extension AirPlayDriver {
     func deactivateDevice(_ device: MediaOutputDevice, session: MediaOutputSession) {
         pendingPasswords.removeValue(forKey: session.id)?.resume(returning: nil)
         guard let receiver = active.removeValue(forKey: session.id) else { return }
+        stopBrowsingIfUnused()
         Task { await receiver.close() }
     }
 

@@ -23,6 +23,8 @@ final class AirPlayDriver: MediaDeviceExtension, RealtimeSampleHandling {
     private var instances: [ResolvedService.Instance: String] = [:]
     /// Announcements already logged as refused, so each is said once.
     private var refused: Set<String> = []
+    /// A picker is open.
+    private var isListing = false
     /// Activated receivers by session id.
     var active: [String: ActiveReceiver] = [:]
     /// Passwords asked of the person, waiting for `connectUsingPairingCode`, by session id.
@@ -33,6 +35,11 @@ final class AirPlayDriver: MediaDeviceExtension, RealtimeSampleHandling {
     // MARK: Discovery
 
     func startDeviceDiscovery() {
+        isListing = true
+        browseIfNeeded()
+    }
+
+    func browseIfNeeded() {
         if avahi == nil {
             do {
                 avahi = try AvahiConnection { state in
@@ -49,7 +56,15 @@ final class AirPlayDriver: MediaDeviceExtension, RealtimeSampleHandling {
         }
     }
 
+    /// Browsing goes on while a receiver is in use: its announcement withdrawn is how the driver
+    /// learns that it went away (switched off, unplugged) while nothing else would say so.
     func stopDeviceDiscovery() {
+        isListing = false
+        stopBrowsingIfUnused()
+    }
+
+    func stopBrowsingIfUnused() {
+        guard !isListing, active.isEmpty else { return }
         browse?.cancel()
         browse = nil
     }
@@ -80,6 +95,11 @@ final class AirPlayDriver: MediaDeviceExtension, RealtimeSampleHandling {
         case .lost(let instance):
             guard let id = instances.removeValue(forKey: instance), !instances.values.contains(id),
                   let receiver = receivers.removeValue(forKey: id), let device = receiver.device else { return }
+            // Its routes end first, with the reason (a device lost while in use would end them
+            // with a generic one); what played is stopped here.
+            for receiver in active.values where receiver.device.id == id {
+                self.receiver(receiver, failed: "\(device.displayName) left the network (its AirPlay announcement was withdrawn)")
+            }
             routingManager.lostDevice(device)
         case .allForNow:
             break

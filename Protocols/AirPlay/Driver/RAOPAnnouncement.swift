@@ -19,18 +19,21 @@ struct RAOPAnnouncement: Sendable, Hashable {
 
     var deviceID: String { "airplay:" + address }
 
+    init(_ service: ResolvedService) throws(MediaDeviceError) {
+        try self.init(instance: service.name, host: service.address, port: Int(service.port), txt: service.txt)
+    }
+
     /// Reads an announcement; one we cannot stream to (AirPlay 2 only, another codec or format)
     /// is an error saying why, for the log.
-    init(_ service: ResolvedService) throws(MediaDeviceError) {
-        let parts = service.name.split(separator: "@", maxSplits: 1)
+    init(instance: String, host: String, port: Int, txt: [String: String]) throws(MediaDeviceError) {
+        let parts = instance.split(separator: "@", maxSplits: 1)
         guard parts.count == 2, parts[0].count == 12, parts[0].allSatisfy(\.isHexDigit), !parts[1].isEmpty else {
-            throw MediaDeviceError(.invalidDevice, "\"\(service.name)\" is not named MAC@Name as AirPlay receivers are")
+            throw MediaDeviceError(.invalidDevice, "\"\(instance)\" is not named MAC@Name as AirPlay receivers are")
         }
         address = parts[0].uppercased()
         name = String(parts[1])
-        host = service.address
-        port = Int(service.port)
-        let txt = service.txt
+        self.host = host
+        self.port = port
         func list(_ key: String) -> Set<String> { Set((txt[key] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }) }
         let encryptions = list("et")
         // 0: none, 1: RSA (AirPort Express); 3 (FairPlay), 4 (MFi-SAP) and 5 (FairPlay SAPv2.5)
