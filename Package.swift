@@ -47,6 +47,8 @@ let package = Package(
         systemLibrary("CSBC", pkgConfig: "sbc", apt: ["libsbc-dev"]),
         systemLibrary("CSoxr", pkgConfig: "soxr", apt: ["libsoxr-dev"]),
         systemLibrary("CLibXML2", pkgConfig: "libxml-2.0", apt: ["libxml2-dev"]),
+        // OpenSSL's AES, for the raop-stream benchmark's C baseline only.
+        systemLibrary("COpenSSL", pkgConfig: "libcrypto", apt: ["libssl-dev"]),
 
         // The wire protocol: framing, JSON-RPC messages, handshake, fd passing, event loop.
         .target(
@@ -173,13 +175,13 @@ let package = Package(
         ),
 
         // Benchmarks: each compares against a raw C baseline measured in the same run.
-        .target(name: "CBenchBaseline", dependencies: ["COpus", "CSBC"]),
+        .target(name: "CBenchBaseline", dependencies: ["COpus", "CSBC", "COpenSSL"]),
         .executableTarget(name: "mediaroute-bench-peer"),
         .executableTarget(
             name: "mediaroute-bench",
             dependencies: [
                 "MediaRouteIPC", "MediaRouteWire", "CBenchBaseline", "A2DP", "PCMPlayback", "DBus", "CLinuxHelpers", "MediaRouteSupervisor", "MediaDevice", "PrivateDaemons", "ReferenceProtocol", "MediaCodecs",
-                "AVSystemRouting",
+                "AVSystemRouting", "RAOP",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -213,7 +215,7 @@ let package = Package(
                     dependencies: ["UPnP", "AVSystemRouting", "MediaRouteSupervisor", "MediaDevice", "MediaRouteIPC", "PrivateDaemons", "TestSupport",
                                    "mediaroute-dlna-driver", "mediarouted", "mediaroute", .product(name: "NIOCore", package: "swift-nio"),
                                    .product(name: "NIOHTTP1", package: "swift-nio")]),
-        .testTarget(name: "AirPlayTests", dependencies: ["MediaRouteSupervisor", "MediaDevice", "MediaRouteIPC", "PrivateDaemons", "TestSupport",
+        .testTarget(name: "AirPlayTests", dependencies: ["MediaRouteSupervisor", "MediaDevice", "MediaRouteIPC", "MediaRouteWire", "PrivateDaemons", "TestSupport",
                                                        "mediaroute-airplay-driver"]),
         .testTarget(name: "RAOPTests", dependencies: ["RAOP", "PrivateDaemons", "TestSupport", .product(name: "NIOCore", package: "swift-nio"),
                                                     .product(name: "NIOPosix", package: "swift-nio")]),

@@ -2,6 +2,7 @@ import AVSystemRouting
 import Foundation
 import MediaDevice
 @testable import MediaRouteSupervisor
+import MediaRouteWire
 import PrivateDaemons
 import Testing
 import TestSupport
@@ -39,6 +40,29 @@ struct AirPlayDriverTests {
             // The volume is kept for the next activation (a speaker never comes back at full volume).
             _ = try await bed.supervisor.activate(name) { _ in nil }
             #expect(try await bed.supervisor.volume(name, .get).volume == 0.5)
+        }
+    }
+
+    @Test func aURLPausesAndResumesWhereItWas() async throws {
+        try await AirPlayTestBed.run { bed in
+            let name = AirPlayTestBed.name
+            _ = try await bed.supervisor.activate(name) { _ in nil }
+            let tone = bed.harness.root + "/tone.wav"
+            try await MediaFileServer.makeTone(at: tone, seconds: 30, frequency: 441, title: "Tone")
+            _ = try await bed.supervisor.startSession(name, url: URL(fileURLWithPath: tone).absoluteString)
+            _ = try await bed.lastSecond(after: bed.receiver.audioBytes, seconds: 3)
+            let paused = try await bed.supervisor.setPlayback(name, PlaybackChanges(isPlaying: false))
+            #expect(paused.playback?.status.state == .paused)
+            let position = try #require(paused.playback?.status.position)
+            // The receiver drops what it buffered (FLUSH); resumed, the tone comes back, from
+            // where it was, not from the start.
+            let resumed = try await bed.supervisor.setPlayback(name, PlaybackChanges(isPlaying: true))
+            #expect(resumed.playback?.status.isPlaying == true)
+            let heard = try await bed.lastSecond(after: bed.receiver.audioBytes, seconds: 3)
+            let snr = ToneFit.snr(heard, channels: 2, sampleRate: 44_100, frequency: 441, skipSeconds: 0)
+            #expect(snr >= 30, "SNR \(snr) dB")
+            let now = try #require(await bed.supervisor.activeRoutes().first?.playback?.status.position)
+            #expect(now > position + 2, "position \(now) after pausing at \(position)")
         }
     }
 

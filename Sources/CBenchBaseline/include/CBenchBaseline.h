@@ -53,6 +53,11 @@ long cbb_sbc_encode(const int16_t *pcm, long frames, int bitpool, int frames_per
    in nanoseconds. 0 on success. */
 int cbb_sbc_seqpacket_latency(int count, uint64_t *latencies);
 
+/* The raop-stream baseline: `frames` of 44.1 kHz stereo PCM sent as RAOP audio packets (uncompressed
+   ALAC, AES-128-CBC when `key` is given, RTP, a sync packet a second) to UDP `port` on loopback,
+   paced in real time. The thread's CPU time in nanoseconds, or -1. */
+long long cbb_raop_stream(const int16_t *pcm, long frames, const uint8_t *key, const uint8_t *iv, int port);
+
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t cbb_now_ns(void);
 #endif
