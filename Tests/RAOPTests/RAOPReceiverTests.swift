@@ -82,6 +82,19 @@ import Testing
         }
     }
 
+    /// A driver plays one receiver over time: a second session (a new sender, after the first one's
+    /// TEARDOWN) to the same running receiver plays as well as the first.
+    @Test(.timeLimit(.minutes(1))) func secondSessionToTheSameReceiverPlaysTheTone() async throws {
+        try await withReceiver { receiver in
+            for index in 1...2 {
+                let stream = ToneStream(toneSeconds: 2)
+                let (audio, sender) = try await play(stream, to: receiver, volume: 0)
+                let snr = await report("session \(index)", stream, audio, sender)
+                #expect(snr >= 40, "session \(index): SNR \(snr) dB; receiver log:\n\(receiver.log.suffix(4000))")
+            }
+        }
+    }
+
     /// The volume changes mid-stream, from 0 to −15 dB: the receiver applies it as it plays (about
     /// 2 s behind what was sent), so the tone's level is read well before and well after the change.
     @Test(.timeLimit(.minutes(1))) func volumeMinus15dBReachesThePipeLevel() async throws {
