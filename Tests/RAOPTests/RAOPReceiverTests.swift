@@ -57,6 +57,11 @@ import Testing
             let (audio, sender) = try await play(stream, to: receiver, volume: 0)
             let snr = await report("unencrypted", stream, audio, sender)
             #expect(snr >= 40, "SNR \(snr) dB; receiver log:\n\(receiver.log.suffix(3000))")
+            // All of the tone, from its first sample: the sender's own lead-in took the receiver's loss.
+            let segments = stream.segments(in: audio)
+            #expect(segments.count == 1 && abs((segments.first?.length ?? 0) - stream.tone.count) <= 200,
+                    "tone runs \(segments) for a tone of \(stream.tone.count) frames")
+            #expect(await sender.leadInPacketsSent == 32)
             #expect(await sender.audioLatency == 11025)
             #expect(sender.counters.timingAnswers > 0)
         }
@@ -92,6 +97,40 @@ import Testing
                 let snr = await report("session \(index)", stream, audio, sender)
                 #expect(snr >= 40, "session \(index): SNR \(snr) dB; receiver log:\n\(receiver.log.suffix(4000))")
             }
+        }
+    }
+
+    /// Pause and resume within a session: FLUSH drops what the receiver holds (about 2 s), so of
+    /// the 2.5 s of tone sent before it only the first part plays; after a 1 s pause the rest of the
+    /// tone plays whole (led by the sender's silence), continuing the tone where the flush cut it.
+    @Test(.timeLimit(.minutes(1))) func flushPausesAndTheResumedToneIsPlayedWhole() async throws {
+        try await withReceiver { receiver in
+            let stream = ToneStream(toneSeconds: 5)
+            let pauseAt = 2.5
+            let sender = RAOPSender(configuration: RAOPSenderConfiguration(host: receiver.host, port: receiver.port))
+            try await withTearDown {
+                try await sender.start()
+                try await sender.setVolume(dB: 0)
+                try await stream.send(with: sender) { sent in
+                    guard sent == pauseAt else { return }
+                    try await sender.flush()
+                    // The pause itself (a listener's 1 s), not a wait for anything: the next send resumes.
+                    try await Task.sleep(for: .seconds(1))
+                }
+            } tearDown: {
+                await sender.teardown()
+            }
+            let audio = receiver.audio()
+            let segments = stream.segments(in: audio)
+            let resumedFrames = stream.tone.count - Int(pauseAt * Double(ToneStream.sampleRate))
+            let resumed = segments.last.map { stream.snr(audio, from: $0.start, toneFrame: Int(pauseAt * Double(ToneStream.sampleRate))) } ?? -.infinity
+            print("RAOP pause/resume: tone runs \(segments) (frames), resumed run SNR \(String(format: "%.1f", resumed)) dB, \(resumedFrames) frames sent after the resume, lead-in packets \(await sender.leadInPacketsSent)")
+            #expect(segments.count == 2, "tone runs \(segments); receiver log:\n\(receiver.log.suffix(3000))")
+            guard segments.count == 2 else { return }
+            #expect(segments[0].length < Int(pauseAt * Double(ToneStream.sampleRate)) - ToneStream.sampleRate, "the flush did not stop what was buffered")
+            #expect(abs(segments[1].length - resumedFrames) <= 200)
+            #expect(resumed >= 40)
+            #expect(await sender.leadInPacketsSent == 64)
         }
     }
 
