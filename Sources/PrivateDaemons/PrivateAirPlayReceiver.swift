@@ -33,6 +33,9 @@ public final class PrivateAirPlayReceiver: Sendable {
     public var logPath: String { directory.appendingPathComponent("shairport-sync.log").path }
     public var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
     public var pid: pid_t { process.pid }
+    /// The private system bus it and its Avahi daemon are on: its D-Bus interface
+    /// (`org.gnome.ShairportSync`, with `RemoteControl`) and MPRIS are reached there.
+    public var busAddress: String { avahi.busAddress }
 
     private init(name: String, port: Int, password: String?, directory: URL, avahi: PrivateAvahi, process: ChildProcess, drain: ChildProcess) {
         self.name = name

@@ -134,6 +134,37 @@ import Testing
         }
     }
 
+    /// Progress and metadata as a driver sends them at a track's start and as it plays: the receiver
+    /// answers each with 200 (an error otherwise), the stream plays on unharmed, and the title,
+    /// artist and album reach its MPRIS `Metadata` (shairport-sync's metadata hub feeds it whether
+    /// or not its metadata pipe is enabled), read while the session is still up.
+    @Test(.timeLimit(.minutes(1))) func progressAndMetadataAreAcceptedAndTheTitleReachesMPRIS() async throws {
+        try await withReceiver { receiver in
+            let stream = ToneStream(toneSeconds: 2)
+            let sender = RAOPSender(configuration: RAOPSenderConfiguration(host: receiver.host, port: receiver.port))
+            try await withTearDown {
+                try await sender.start()
+                try await sender.setVolume(dB: 0)
+                try await sender.setMetadata(title: "Tone à 441 Hz", artist: "MediaRoute", album: "Tests")
+                try await sender.setProgress(position: .zero, duration: .seconds(5))
+                try await stream.send(with: sender) { sent in
+                    if sent == 1 { try await sender.setProgress(position: .seconds(1), duration: .seconds(5)) }
+                }
+                let mpris = try await CapturedCommand.run("/usr/bin/busctl", ["--address=\(receiver.busAddress)", "get-property", "org.mpris.MediaPlayer2.ShairportSync",
+                                                                              "/org/mpris/MediaPlayer2", "org.mpris.MediaPlayer2.Player", "Metadata"], timeout: .seconds(5))
+                // busctl writes the title's UTF-8 "à" (C3 A0) as octal escapes.
+                print("RAOP metadata: MPRIS Metadata \(mpris.output.trimmingCharacters(in: .whitespacesAndNewlines))")
+                #expect(mpris.succeeded && mpris.output.contains(#""xesam:title" s "Tone \303\240 441 Hz""#) && mpris.output.contains("\"MediaRoute\"")
+                        && mpris.output.contains("\"xesam:album\" s \"Tests\""), "MPRIS: \(mpris.output)")
+            } tearDown: {
+                await sender.teardown()
+            }
+            let audio = receiver.audio()
+            let snr = await report("metadata", stream, audio, sender)
+            #expect(snr >= 40, "SNR \(snr) dB; receiver log:\n\(receiver.log.suffix(3000))")
+        }
+    }
+
     /// The volume changes mid-stream, from 0 to −15 dB: the receiver applies it as it plays (about
     /// 2 s behind what was sent), so the tone's level is read well before and well after the change.
     @Test(.timeLimit(.minutes(1))) func volumeMinus15dBReachesThePipeLevel() async throws {

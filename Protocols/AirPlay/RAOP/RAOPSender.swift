@@ -126,6 +126,31 @@ public actor RAOPSender {
         _ = try await request("SET_PARAMETER", headers: [("Content-Type", "text/parameters")], body: Array(text.utf8))
     }
 
+    /// Tells the receiver where the track is, for its display: `position` into a track of
+    /// `duration`, for the audio the next `send(pcm:)` hands over (what it plays now is the
+    /// receiver's latency behind that).
+    public func setProgress(position: Duration, duration: Duration) async throws(RAOPError) {
+        guard position >= .zero, duration >= position, duration < .seconds(Int64(UInt32.max) / Int64(ALACFrame.sampleRate)) else {
+            throw RAOPError(.invalidArgument, "a progress of \(position) into a track of \(duration) is not a position in it")
+        }
+        let text = RAOPMetadata.progressText(current: timestamp, positionFrames: Self.frames(position), durationFrames: Self.frames(duration))
+        _ = try await request("SET_PARAMETER", headers: [("Content-Type", "text/parameters")], body: Array(text.utf8))
+    }
+
+    /// Sends the track's title, artist and album (absent ones left out), for the audio the next
+    /// `send(pcm:)` hands over.
+    public func setMetadata(title: String?, artist: String?, album: String?) async throws(RAOPError) {
+        let body = RAOPMetadata.listingItem(title: title, artist: artist, album: album)
+        guard body.count <= 65536 else { throw RAOPError(.invalidArgument, "metadata of \(body.count) bytes is more than a receiver takes") }
+        _ = try await request("SET_PARAMETER", headers: [("Content-Type", "application/x-dmap-tagged"), ("RTP-Info", "rtptime=\(timestamp)")], body: body)
+    }
+
+    /// 44.1 kHz frames in `duration` (which the caller checked fits in 32 bits).
+    private static func frames(_ duration: Duration) -> UInt32 {
+        let (seconds, attoseconds) = duration.components
+        return UInt32(seconds * Int64(ALACFrame.sampleRate) + attoseconds / 1_000_000_000_000 * Int64(ALACFrame.sampleRate) / 1_000_000)
+    }
+
     /// Drops what the receiver has buffered (pause, seek): it plays nothing before the next packet
     /// (the FLUSH names its sequence number and timestamp). The next `send(pcm:)` resumes: a new
     /// timeline with a flagged first sync, the lead-in silence and the marker. Samples held back
