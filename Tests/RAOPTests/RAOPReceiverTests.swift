@@ -96,6 +96,9 @@ import Testing
                 let (audio, sender) = try await play(stream, to: receiver, volume: 0)
                 let snr = await report("session \(index)", stream, audio, sender)
                 #expect(snr >= 40, "session \(index): SNR \(snr) dB; receiver log:\n\(receiver.log.suffix(4000))")
+                let segments = stream.segments(in: audio)
+                #expect(segments.count == 1 && abs((segments.first?.length ?? 0) - stream.tone.count) <= 200,
+                        "session \(index): tone runs \(segments) for a tone of \(stream.tone.count) frames")
             }
         }
     }
