@@ -3,9 +3,11 @@ import Glibc
 import MediaRouteIPC
 import Synchronization
 
-/// shairport-sync, a real AirPlay 1 receiver, for the RAOP tests: its audio goes to a file
-/// (`output_backend = "pipe"` on a regular file, which it appends to across sessions), read back
-/// as 44.1 kHz interleaved stereo Int16. Its volume control is configured flat over 30 dB, so an
+/// shairport-sync, a real AirPlay 1 receiver, for the RAOP tests: its audio goes to a FIFO
+/// (`output_backend = "pipe"`) that a `cat` child drains into a file opened for appending, read
+/// back as 44.1 kHz interleaved stereo Int16. Not a regular file as its pipe: shairport-sync 3.3.8
+/// opens the pipe again at each session's start, without O_APPEND, so a second session overwrote
+/// the first from byte 0 and looked silent to a reader past the first session's end. Its volume control is configured flat over 30 dB, so an
 /// AirPlay volume of −15 is −15 dB at the pipe (the default curve bends it).
 ///
 /// shairport-sync refuses to start without an mDNS backend, so it publishes through a private
@@ -20,6 +22,8 @@ public final class PrivateAirPlayReceiver: Sendable {
     public let directory: URL
     private let avahi: PrivateAvahi
     private let process: ChildProcess
+    /// `cat` from the FIFO into the audio file: it reads as fast as shairport-sync writes.
+    private let drain: ChildProcess
     private let stopped = Mutex(false)
 
     static let executable = "/usr/bin/shairport-sync"
@@ -29,16 +33,18 @@ public final class PrivateAirPlayReceiver: Sendable {
     public var logPath: String { directory.appendingPathComponent("shairport-sync.log").path }
     public var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
     public var pid: pid_t { process.pid }
-    /// The private bus of the Avahi daemon it announces itself through: browse there to find it.
+    /// The private system bus it and its Avahi daemon are on: browse there to find it; its D-Bus
+    /// interface (`org.gnome.ShairportSync`, with `RemoteControl`) and MPRIS are reached there.
     public var busAddress: String { avahi.busAddress }
 
-    private init(name: String, port: Int, password: String?, directory: URL, avahi: PrivateAvahi, process: ChildProcess) {
+    private init(name: String, port: Int, password: String?, directory: URL, avahi: PrivateAvahi, process: ChildProcess, drain: ChildProcess) {
         self.name = name
         self.port = port
         self.password = password
         self.directory = directory
         self.avahi = avahi
         self.process = process
+        self.drain = drain
     }
 
     /// Starts a receiver (with `password`, if given) and returns once its RTSP port accepts
@@ -58,22 +64,32 @@ public final class PrivateAirPlayReceiver: Sendable {
             try """
             general = { name = "\(name)"; port = \(port); udp_port_base = \(udpBase); udp_port_range = 10; mdns_backend = "avahi";
                         output_backend = "pipe"; volume_control_profile = "flat"; volume_range_db = 30; \(passwordLine) };
-            pipe = { name = "\(directory.appendingPathComponent("audio.pcm").path)"; };
+            pipe = { name = "\(directory.appendingPathComponent("audio.fifo").path)"; };
             metadata = { enabled = "no"; pipe_name = "\(directory.appendingPathComponent("shairport-sync-metadata").path)"; };
             """.write(toFile: config, atomically: true, encoding: .utf8)
-            // A regular file: shairport-sync opens it once and appends every session's audio.
-            _ = FileManager.default.createFile(atPath: directory.appendingPathComponent("audio.pcm").path, contents: nil)
+            let fifo = directory.appendingPathComponent("audio.fifo").path
+            guard mkfifo(fifo, 0o600) == 0 else { throw PrivateDaemonError("cannot make the audio FIFO \(fifo): errno \(errno)") }
             let logPath = directory.appendingPathComponent("shairport-sync.log").path
             let log = open(logPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
             defer { close(log) }
             let devNull = open("/dev/null", O_RDONLY | O_CLOEXEC)
             defer { close(devNull) }
+            let audioFile = open(directory.appendingPathComponent("audio.pcm").path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+            defer { close(audioFile) }
+            // Reading before shairport-sync starts: its non-blocking open for writing needs a reader.
+            let drain = try ChildProcess(executable: "/bin/cat", arguments: [fifo], standardInput: devNull, standardOutput: audioFile, standardError: log)
             var environment = ProcessInfo.processInfo.environment
             environment["DBUS_SYSTEM_BUS_ADDRESS"] = avahi.busAddress
-            let process = try ChildProcess(executable: executable, arguments: ["-c", config, "-u", "-v"],
+            let process: ChildProcess
+            do {
+                process = try ChildProcess(executable: executable, arguments: ["-c", config, "-u", "-v"],
                                            environment: environment.map { "\($0.key)=\($0.value)" },
                                            standardInput: devNull, standardOutput: log, standardError: log)
-            let receiver = PrivateAirPlayReceiver(name: name, port: port, password: password, directory: directory, avahi: avahi, process: process)
+            } catch {
+                _ = await drain.terminate(grace: .seconds(1))
+                throw error
+            }
+            let receiver = PrivateAirPlayReceiver(name: name, port: port, password: password, directory: directory, avahi: avahi, process: process, drain: drain)
             do {
                 try await receiver.waitUntilAccepting()
             } catch {
@@ -115,6 +131,7 @@ public final class PrivateAirPlayReceiver: Sendable {
         }
         guard first else { return }
         await process.terminate(grace: .seconds(3))
+        await drain.terminate(grace: .seconds(1))
         await avahi.stop()
         try? FileManager.default.removeItem(at: directory)
     }

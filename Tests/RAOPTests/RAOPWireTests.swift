@@ -50,6 +50,12 @@ import Testing
         #expect(RAOPTimingPacket.reply(to: [0x80, 0xd4] + [UInt8](repeating: 0, count: 30), received: time) == nil)
     }
 
+    @Test func progressAndDMAPMetadataBodies() {
+        #expect(RAOPMetadata.progressText(current: 100, positionFrames: 44100, durationFrames: 441000) == "progress: \(UInt32.max - 44100 + 101)/100/397000\r\n")
+        let item = RAOPMetadata.listingItem(title: "Tï", artist: nil, album: "A")
+        #expect(item == Array("mlit".utf8) + [0, 0, 0, 20] + Array("minm".utf8) + [0, 0, 0, 3, 0x54, 0xc3, 0xaf] + Array("asal".utf8) + [0, 0, 0, 1, 0x41])
+    }
+
     @Test func historyAnswersRecentPacketsAndForgetsOldOnes() {
         let history = PacketHistory(capacity: 4)
         for sequence in UInt16(65533)...UInt16(65535) { history.record(sequence: sequence, bytes: [UInt8(sequence & 0xff)]) }

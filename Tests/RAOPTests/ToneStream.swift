@@ -3,15 +3,14 @@ import RAOP
 import TestSupport
 
 /// What the receiver tests send and measure: a 441 Hz tone (a whole number of samples per period)
-/// after a 0.5 s silent lead-in (shairport-sync 3.3.8 drops a stream's first ~70 ms, 9 packets),
-/// followed by silence long enough that all of the tone is played before TEARDOWN (it never plays
-/// the last 2–3 s before it), and the tone found again in the receiver's output.
+/// from the first sample (the sender leads each stream with silence itself), followed by silence
+/// long enough that all of the tone is played before TEARDOWN (it never plays the last 2–3 s
+/// before it), and the tone found again in the receiver's output.
 struct ToneStream {
     static let frequency = 441.0
     static let sampleRate = 44100
     let toneSeconds: Double
     let silenceSeconds: Double
-    let leadInSeconds = 0.5
     let amplitude: Double
 
     init(toneSeconds: Double = 4, silenceSeconds: Double = 3, amplitude: Double = 0.5) {
@@ -27,8 +26,7 @@ struct ToneStream {
     /// The tone then silence, as interleaved stereo (the same on both channels).
     var interleaved: [Int16] {
         let silence = [Double](repeating: 0, count: Int(silenceSeconds * Double(Self.sampleRate)))
-        let leadIn = [Double](repeating: 0, count: Int(leadInSeconds * Double(Self.sampleRate)))
-        return (leadIn + tone + silence).flatMap { sample in
+        return (tone + silence).flatMap { sample in
             let value = Int16((sample * 32767).rounded())
             return [value, value]
         }
@@ -49,6 +47,31 @@ struct ToneStream {
     /// Where the tone starts in `output`'s left channel: the first sample above a tenth of its amplitude.
     func onset(in output: [Double]) -> Int? {
         output.firstIndex { abs($0) > amplitude / 10 }
+    }
+
+    /// The runs of tone in `output`'s left channel (start and length in frames): samples above a
+    /// tenth of its amplitude, runs split where none is for more than 2 periods.
+    func segments(in output: [Int16]) -> [(start: Int, length: Int)] {
+        let left = ToneAnalysis.channel(0, of: output, channels: 2)
+        let gap = 2 * Int(Double(Self.sampleRate) / Self.frequency)
+        var runs: [(start: Int, length: Int)] = []
+        for (index, sample) in left.enumerated() where abs(sample) > amplitude / 10 {
+            if let last = runs.last, index - (last.start + last.length) <= gap {
+                runs[runs.count - 1].length = index - last.start + 1
+            } else {
+                runs.append((index, 1))
+            }
+        }
+        return runs
+    }
+
+    /// The SNR of `output`'s left channel from frame `start` against the tone from its frame
+    /// `toneFrame` on, aligned within ±200 frames; 1,000 frames at each end left out.
+    func snr(_ output: [Int16], from start: Int, toneFrame: Int) -> Double {
+        let left = ToneAnalysis.channel(0, of: output, channels: 2)
+        guard start > 200, start < left.count, toneFrame < tone.count else { return -.infinity }
+        let reference = [Double](repeating: 0, count: 200) + tone[toneFrame...]
+        return ToneAnalysis.alignedSNR(reference: reference, decoded: Array(left[(start - 200)...]), maximumLag: 200, margin: 1000).snr
     }
 
     /// The SNR of the left channel of `output` against the tone, aligned: the onset found, then the

@@ -8,6 +8,12 @@ import NIOPosix
 ///
 /// An actor: `send(pcm:)` suspends between packets, so volume and flush calls interleave with a
 /// stream in progress and see a consistent state.
+///
+/// Each stream (the first packet after `start`, after `flush`, or after an underrun) is led by
+/// `leadInFrames` of silence, sent at once and timed before the caller's first frame: shairport-sync
+/// 3.3.8 drops about the first 70 ms (9 packets) of what it is given each time it starts playing,
+/// so without it a caller would lose the start of every stream and every resume. The sync packet
+/// ties the caller's first frame, not the silence, to now, so the silence adds no latency.
 public actor RAOPSender {
     public let configuration: RAOPSenderConfiguration
     /// The receiver's `Audio-Latency` from its RECORD answer, in frames.
@@ -35,7 +41,8 @@ public actor RAOPSender {
     /// start + n × 352 / 44,100 s, so a late wake-up never accumulates into drift.
     private var timeline: (start: ContinuousClock.Instant, frames: Int)?
     private var packetsSinceSync = 0
-    private var needsFirstSync = true
+    /// Silent lead-in packets sent so far (each stream and each resume starts with some).
+    public private(set) var leadInPacketsSent = 0
     private var pending: [Int16] = []
 
     public init(configuration: RAOPSenderConfiguration) {
@@ -84,7 +91,6 @@ public actor RAOPSender {
             let record = try await request("RECORD", headers: [("Range", "npt=0-"), ("RTP-Info", "seq=\(sequence);rtptime=\(timestamp)")])
             audioLatency = record.header("Audio-Latency").flatMap { Int($0.trimmingSpaces) }
             try await waitForTimingExchange()
-            sendSync(first: true)
         } catch {
             await closeAll()
             throw error
@@ -120,13 +126,39 @@ public actor RAOPSender {
         _ = try await request("SET_PARAMETER", headers: [("Content-Type", "text/parameters")], body: Array(text.utf8))
     }
 
-    /// Drops what the receiver has buffered (pause, seek): the next packet starts a new timeline,
-    /// with the marker and a first sync packet.
+    /// Tells the receiver where the track is, for its display: `position` into a track of
+    /// `duration`, for the audio the next `send(pcm:)` hands over (what it plays now is the
+    /// receiver's latency behind that).
+    public func setProgress(position: Duration, duration: Duration) async throws(RAOPError) {
+        guard position >= .zero, duration >= position, duration < .seconds(Int64(UInt32.max) / Int64(ALACFrame.sampleRate)) else {
+            throw RAOPError(.invalidArgument, "a progress of \(position) into a track of \(duration) is not a position in it")
+        }
+        let text = RAOPMetadata.progressText(current: timestamp, positionFrames: Self.frames(position), durationFrames: Self.frames(duration))
+        _ = try await request("SET_PARAMETER", headers: [("Content-Type", "text/parameters")], body: Array(text.utf8))
+    }
+
+    /// Sends the track's title, artist and album (absent ones left out), for the audio the next
+    /// `send(pcm:)` hands over.
+    public func setMetadata(title: String?, artist: String?, album: String?) async throws(RAOPError) {
+        let body = RAOPMetadata.listingItem(title: title, artist: artist, album: album)
+        guard body.count <= 65536 else { throw RAOPError(.invalidArgument, "metadata of \(body.count) bytes is more than a receiver takes") }
+        _ = try await request("SET_PARAMETER", headers: [("Content-Type", "application/x-dmap-tagged"), ("RTP-Info", "rtptime=\(timestamp)")], body: body)
+    }
+
+    /// 44.1 kHz frames in `duration` (which the caller checked fits in 32 bits).
+    private static func frames(_ duration: Duration) -> UInt32 {
+        let (seconds, attoseconds) = duration.components
+        return UInt32(seconds * Int64(ALACFrame.sampleRate) + attoseconds / 1_000_000_000_000 * Int64(ALACFrame.sampleRate) / 1_000_000)
+    }
+
+    /// Drops what the receiver has buffered (pause, seek): it plays nothing before the next packet
+    /// (the FLUSH names its sequence number and timestamp). The next `send(pcm:)` resumes: a new
+    /// timeline with a flagged first sync, the lead-in silence and the marker. Samples held back
+    /// for a whole packet are dropped with the rest.
     public func flush() async throws(RAOPError) {
         _ = try await request("FLUSH", headers: [("RTP-Info", "seq=\(sequence);rtptime=\(timestamp)")])
         pending = []
         timeline = nil
-        needsFirstSync = true
     }
 
     /// Ends the session (TEARDOWN, whose failure is ignored: the receiver may be gone) and closes
@@ -141,30 +173,47 @@ public actor RAOPSender {
             throw RAOPError(.notRecording, "the session has no audio channel (not started, or torn down)")
         }
         let now = ContinuousClock.now
-        var current = timeline ?? (now, 0)
-        let due = current.start + .seconds(Double(current.frames) / Double(ALACFrame.sampleRate))
-        if now - due > .milliseconds(500) {
-            // The caller fell behind (an underrun): start the timeline again rather than burst.
-            current = (now, 0)
-            needsFirstSync = true
-        } else if due > now {
-            do { try await Task.sleep(until: due, clock: .continuous) } catch {
-                throw RAOPError(.notRecording, "the stream was cancelled")
+        if let current = timeline {
+            let due = current.start + .seconds(Double(current.frames) / Double(ALACFrame.sampleRate))
+            if now - due > .milliseconds(500) {
+                // The caller fell behind (an underrun): start the timeline again rather than burst.
+                try beginStream(at: now, channel: audioChannel, address: audioAddress)
+            } else if due > now {
+                do { try await Task.sleep(until: due, clock: .continuous) } catch {
+                    throw RAOPError(.notRecording, "the stream was cancelled")
+                }
             }
+        } else {
+            try beginStream(at: now, channel: audioChannel, address: audioAddress)
         }
-        let first = timeline == nil
-        if needsFirstSync || packetsSinceSync >= ALACFrame.sampleRate / ALACFrame.framesPerPacket { sendSync(first: needsFirstSync) }
+        if packetsSinceSync >= ALACFrame.sampleRate / ALACFrame.framesPerPacket { sendSync(first: false) }
+        try emit(samples, marker: false, channel: audioChannel, address: audioAddress)
+        timeline?.frames += ALACFrame.framesPerPacket
+    }
+
+    /// Starts a timeline at `now`: the first sync (flagged) ties the caller's first frame to now,
+    /// then the lead-in silence goes out at once with timestamps just before it, the first packet
+    /// marked (see the type's comment for why the silence).
+    private func beginStream(at now: ContinuousClock.Instant, channel: any Channel, address: SocketAddress) throws(RAOPError) {
+        let packets = (configuration.leadInFrames + ALACFrame.framesPerPacket - 1) / ALACFrame.framesPerPacket
+        sendSync(first: true, nextTimestamp: timestamp &+ UInt32(packets * ALACFrame.framesPerPacket))
+        let silence = [Int16](repeating: 0, count: ALACFrame.framesPerPacket * ALACFrame.channels)
+        for index in 0..<packets { try emit(silence[...], marker: index == 0, channel: channel, address: address) }
+        timeline = (now, 0)
+        leadInPacketsSent += packets
+    }
+
+    /// One audio packet out, at the next sequence number and timestamp, kept for resends.
+    private func emit(_ samples: ArraySlice<Int16>, marker: Bool, channel: any Channel, address: SocketAddress) throws(RAOPError) {
         var payload = ALACFrame.uncompressed(samples)
         if let encryption { payload = try encryption.encrypt(payload) }
-        let packet = RTPAudioPacket(marker: first, sequence: sequence, timestamp: timestamp, ssrc: ssrc, payload: payload).bytes
+        let packet = RTPAudioPacket(marker: marker, sequence: sequence, timestamp: timestamp, ssrc: ssrc, payload: payload).bytes
         history.record(sequence: sequence, bytes: packet)
-        audioChannel.writeAndFlush(AddressedEnvelope(remoteAddress: audioAddress, data: audioChannel.allocator.buffer(bytes: packet)), promise: nil)
+        channel.writeAndFlush(AddressedEnvelope(remoteAddress: address, data: channel.allocator.buffer(bytes: packet)), promise: nil)
         if firstPacketSent == nil { firstPacketSent = .now }
         sequence &+= 1
         timestamp &+= UInt32(ALACFrame.framesPerPacket)
         packetsSinceSync += 1
-        current.frames += ALACFrame.framesPerPacket
-        timeline = current
     }
 
     /// How long `start` waited for the receiver's first timing request (nil before it did).
@@ -184,12 +233,13 @@ public actor RAOPSender {
         timingWait = clock.now - started
     }
 
-    /// Ties the next packet's timestamp to now: the receiver plays it `latencyFrames` later.
-    private func sendSync(first: Bool) {
+    /// Ties `nextTimestamp` (the next packet's, unless a lead-in goes first) to now: the receiver
+    /// plays it `latencyFrames` later.
+    private func sendSync(first: Bool, nextTimestamp: UInt32? = nil) {
         guard let controlChannel, let controlAddress else { return }
-        let sync = RAOPControlPacket.sync(first: first, playingTimestamp: timestamp &- configuration.latencyFrames, time: .now(), nextTimestamp: timestamp)
+        let next = nextTimestamp ?? timestamp
+        let sync = RAOPControlPacket.sync(first: first, playingTimestamp: next &- configuration.latencyFrames, time: .now(), nextTimestamp: next)
         controlChannel.writeAndFlush(AddressedEnvelope(remoteAddress: controlAddress, data: controlChannel.allocator.buffer(bytes: sync.bytes)), promise: nil)
-        needsFirstSync = false
         packetsSinceSync = 0
     }
 

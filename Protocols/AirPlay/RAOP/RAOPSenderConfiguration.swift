@@ -12,9 +12,12 @@ public struct RAOPSenderConfiguration: Sendable {
     /// The latency the sync packets announce, in frames: the receiver plays a frame this long after
     /// it is due (iTunes' 77,175 frames, 1.75 s, which receivers add their own 11,025 to).
     public var latencyFrames: UInt32
+    /// The silence the sender puts before each stream and each resume, in frames (rounded up to
+    /// whole packets): see `RAOPSender` for why. 0 sends none.
+    public var leadInFrames: Int
 
     public init(host: String, port: Int = 5000, password: String? = nil, encrypted: Bool = false, userAgent: String = "MediaRoute/1.0",
-                requestTimeout: Duration = .seconds(5), latencyFrames: UInt32 = 77175) {
+                requestTimeout: Duration = .seconds(5), latencyFrames: UInt32 = 77175, leadInFrames: Int = 11025) {
         self.host = host
         self.port = port
         self.password = password
@@ -22,5 +25,6 @@ public struct RAOPSenderConfiguration: Sendable {
         self.userAgent = userAgent
         self.requestTimeout = requestTimeout
         self.latencyFrames = latencyFrames
+        self.leadInFrames = max(0, leadInFrames)
     }
 }
