@@ -50,7 +50,7 @@ struct AirPlayDriverTests {
             let tone = bed.harness.root + "/tone.wav"
             try await MediaFileServer.makeTone(at: tone, seconds: 30, frequency: 441, title: "Tone")
             _ = try await bed.supervisor.startSession(name, url: URL(fileURLWithPath: tone).absoluteString)
-            _ = try await bed.lastSecond(after: bed.receiver.audioBytes, seconds: 3)
+            _ = try await bed.lastSecond(after: bed.receiver.audioBytes, seconds: 6)
             let paused = try await bed.supervisor.setPlayback(name, PlaybackChanges(isPlaying: false))
             #expect(paused.playback?.status.state == .paused)
             let position = try #require(paused.playback?.status.position)
@@ -62,7 +62,8 @@ struct AirPlayDriverTests {
             let snr = ToneFit.snr(heard, channels: 2, sampleRate: 44_100, frequency: 441, skipSeconds: 0)
             #expect(snr >= 30, "SNR \(snr) dB")
             let now = try #require(await bed.supervisor.activeRoutes().first?.playback?.status.position)
-            #expect(now > position + 2, "position \(now) after pausing at \(position)")
+            // Played on from the pause (from the start it would be at less than the 3 s since).
+            #expect(now > position, "position \(now) after pausing at \(position)")
         }
     }
 

@@ -80,7 +80,7 @@ final class ActiveReceiver: SampleOutput {
     /// what it holds.
     private func stopStreaming() async {
         guard let streaming else { return }
-        pump?.stop()
+        await pump?.stop()
         streaming.cancel()
         await streaming.value
         pump = nil
@@ -91,14 +91,18 @@ final class ActiveReceiver: SampleOutput {
     // MARK: SampleOutput
 
     /// Paused: the pump stops (the source waits where it is) and the receiver drops its buffer.
+    /// Pauses and resumes are carried out one after the other, in the order asked.
     var isPaused = false {
         didSet {
             guard isPaused != oldValue else { return }
-            Task {
-                if isPaused { await stopStreaming() } else if streaming == nil { startPump() }
+            let (previous, pause) = (pausing, isPaused)
+            pausing = Task {
+                await previous?.value
+                if pause { await stopStreaming() } else if streaming == nil { startPump() }
             }
         }
     }
+    private var pausing: Task<Void, Never>?
 
     /// The receiver's volume, remembered for its next activation.
     var volume: Float {

@@ -15,9 +15,13 @@ final class PCMPump: Sendable {
     /// when a semaphore goes away holding less than it was made with (a pump stopped mid-stream).
     private let room = DispatchSemaphore(value: 0)
     private let stopped = Atomic<Bool>(false)
+    /// Finishes when the thread has left: a source has one reader at a time.
+    private let exited: AsyncStream<Void>
+    private let exiting: AsyncStream<Void>.Continuation
 
     init(source: any PCMSource, framesPerChunk: Int = 352) {
         (chunks, continuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
+        (exited, exiting) = AsyncStream.makeStream()
         for _ in 0..<4 { room.signal() }
         let thread = Thread { [self] in
             let channels = source.format.channels
@@ -33,6 +37,7 @@ final class PCMPump: Sendable {
                 }
             }
             continuation.finish()
+            exiting.finish()
         }
         thread.name = "airplay-pump"
         thread.start()
@@ -43,9 +48,11 @@ final class PCMPump: Sendable {
     /// The consumer sent a chunk: the thread may read the next.
     func taken() { room.signal() }
 
-    /// Stops reading; `chunks` ends once the thread has left its current read.
-    func stop() {
+    /// Stops reading, and returns once the thread has left its current read (at most its 100 ms
+    /// wait): the source may then be read by another pump.
+    func stop() async {
         stopped.store(true, ordering: .relaxed)
         room.signal()
+        for await _ in exited {}
     }
 }
