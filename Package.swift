@@ -153,6 +153,14 @@ let package = Package(
                            .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto")],
             path: "Protocols/AirPlay/RAOP"
         ),
+        // DACP: the receiver's own remote control reaching the sender (play/pause/next/volume), an
+        // HTTP server published as iTunes_Ctrl_<DACP-ID> in _dacp._tcp.
+        .target(
+            name: "DACP",
+            dependencies: ["AvahiDiscovery", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+                           .product(name: "NIOHTTP1", package: "swift-nio")],
+            path: "Protocols/AirPlay/DACP"
+        ),
 
         // The example app: plays on a route through AVSystemRouting alone.
         .executableTarget(
@@ -209,6 +217,8 @@ let package = Package(
                                    .product(name: "NIOHTTP1", package: "swift-nio")]),
         .testTarget(name: "RAOPTests", dependencies: ["RAOP", "PrivateDaemons", "TestSupport", .product(name: "NIOCore", package: "swift-nio"),
                                                     .product(name: "NIOPosix", package: "swift-nio")]),
+        .testTarget(name: "DACPTests", dependencies: ["DACP", "RAOP", "AvahiDiscovery", "DBus", "PrivateDaemons", "TestSupport",
+                                                    .product(name: "NIOCore", package: "swift-nio")]),
         .testTarget(name: "COpusTests", dependencies: ["COpus", "MediaRouteIPC"]),
         .testTarget(name: "CX264Tests", dependencies: ["CX264"]),
     ],
