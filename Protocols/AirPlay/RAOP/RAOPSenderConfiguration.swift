@@ -12,9 +12,17 @@ public struct RAOPSenderConfiguration: Sendable {
     /// The latency the sync packets announce, in frames: the receiver plays a frame this long after
     /// it is due (iTunes' 77,175 frames, 1.75 s, which receivers add their own 11,025 to).
     public var latencyFrames: UInt32
+    /// The `DACP-ID` header: 16 upper-case hex digits naming this sender's remote-control service
+    /// (`iTunes_Ctrl_<DACP-ID>` in `_dacp._tcp`), which the receiver sends its buttons to.
+    /// Pending: `RAOPSender.start` still makes its own DACP-ID and Active-Remote; it must send these
+    /// two instead, so that a `DACPServer` can be started with the same values.
+    public var dacpID: String
+    /// The `Active-Remote` header: a decimal 32-bit token the receiver puts on every DACP request.
+    public var activeRemote: String
 
     public init(host: String, port: Int = 5000, password: String? = nil, encrypted: Bool = false, userAgent: String = "MediaRoute/1.0",
-                requestTimeout: Duration = .seconds(5), latencyFrames: UInt32 = 77175) {
+                requestTimeout: Duration = .seconds(5), latencyFrames: UInt32 = 77175,
+                dacpID: String = RAOPSenderConfiguration.randomDACPID(), activeRemote: String = String(UInt32.random(in: 1 ... .max))) {
         self.host = host
         self.port = port
         self.password = password
@@ -22,5 +30,13 @@ public struct RAOPSenderConfiguration: Sendable {
         self.userAgent = userAgent
         self.requestTimeout = requestTimeout
         self.latencyFrames = latencyFrames
+        self.dacpID = dacpID
+        self.activeRemote = activeRemote
+    }
+
+    /// A random 64-bit id as 16 upper-case hex digits, as senders make their DACP-ID.
+    public static func randomDACPID() -> String {
+        let hex = String(UInt64.random(in: .min ... .max), radix: 16, uppercase: true)
+        return String(repeating: "0", count: 16 - hex.count) + hex
     }
 }
