@@ -77,20 +77,27 @@ import Testing
                 _ = try await Self.waitUntilAvailable(bus, within: .seconds(20))
                 let found = ContinuousClock.now - started
 
-                let calls: [(String, DACPCommand)] = [
-                    ("Play", .play), ("Pause", .pause), ("PlayPause", .playPause), ("Next", .nextItem), ("Previous", .previousItem),
-                    ("VolumeUp", .volumeUp), ("VolumeDown", .volumeDown), ("ToggleMute", .muteToggle), ("FastForward", .beginFastForward),
-                    ("Resume", .playResume), ("Rewind", .beginRewind), ("Resume", .playResume), ("Stop", .stop),
+                let calls: [(String, [DBusValue], DACPCommand)] = [
+                    ("Play", [], .play), ("Pause", [], .pause), ("PlayPause", [], .playPause), ("Next", [], .nextItem), ("Previous", [], .previousItem),
+                    ("VolumeUp", [], .volumeUp), ("VolumeDown", [], .volumeDown), ("ToggleMute", [], .muteToggle), ("FastForward", [], .beginFastForward),
+                    ("Resume", [], .playResume), ("Rewind", [], .beginRewind), ("Resume", [], .playResume),
+                    ("SetAirplayVolume", [.double(-15)], .setVolume(dB: -15)), ("SetAirplayVolume", [.double(-144)], .setVolume(dB: -144)),
+                    ("Stop", [], .stop),
                 ]
                 var slowest = Duration.zero
-                for (method, _) in calls {
+                for (method, arguments, _) in calls {
                     let before = ContinuousClock.now
-                    try await bus.call(destination: Self.destination, path: Self.path, interface: Self.remoteControl, method: method, timeout: .seconds(5))
+                    try await bus.call(destination: Self.destination, path: Self.path, interface: Self.remoteControl, method: method, arguments,
+                                       timeout: .seconds(5))
                     slowest = max(slowest, ContinuousClock.now - before)
                 }
                 let received = await next(calls.count, of: log.stream, within: .seconds(10))
-                #expect(received == calls.map(\.1), "refusals: \(log.refusals); receiver log:\n\(receiver.log.suffix(3000))")
+                #expect(received == calls.map(\.2), "refusals: \(log.refusals); receiver log:\n\(receiver.log.suffix(3000))")
 
+                // A volume out of AirPlay's range, sent by the receiver itself: refused (400), reported nowhere.
+                try await bus.call(destination: Self.destination, path: Self.path, interface: Self.remoteControl, method: "SetAirplayVolume", [.double(6)],
+                                   timeout: .seconds(5))
+                #expect(log.refusals.last?.code == .badValue, "\(log.refusals)")
                 // A request with a wrong Active-Remote, from a client of our own: refused, reported nowhere.
                 let wrong = String(UInt32(session.activeRemote)! &+ 1)
                 let refusedBefore = log.refusals.count
@@ -99,11 +106,11 @@ import Testing
                 #expect(log.refusals.dropFirst(refusedBefore).contains { $0.code == .forbidden })
                 try await bus.call(destination: Self.destination, path: Self.path, interface: Self.remoteControl, method: "Next", timeout: .seconds(5))
                 #expect(await next(1, of: log.stream, within: .seconds(5)) == [.nextItem])
-                #expect(log.commands == calls.map(\.1) + [.nextItem])
+                #expect(log.commands == calls.map(\.2) + [.nextItem])
                 // The receiver's own probe of our server, answered 400 (a DACP server, not an advanced one).
                 #expect(log.refusals.contains { $0.code == .unknownCommand && $0.message.contains("getproperty") })
                 #expect(published.withLock { $0 }.contains { $0.contains("established") && $0.contains(session.serviceName) })
-                print("DACP with shairport-sync: \(session.serviceName) found and probed \(found) after the server started; \(calls.count + 1) D-Bus commands arrived in order (slowest call \(slowest)); refused \(log.refusals.count) (\(log.refusals.filter { $0.code == .unknownCommand }.count) of them the receiver's getproperty probes, 1 wrong Active-Remote)")
+                print("DACP with shairport-sync: \(session.serviceName) found and probed \(found) after the server started; \(calls.count + 1) D-Bus commands arrived in order (slowest call \(slowest)); refused \(log.refusals.count) (\(log.refusals.filter { $0.code == .unknownCommand }.count) of them the receiver's getproperty probes, 1 volume out of range, 1 wrong Active-Remote)")
             } tearDown: {
                 streaming.cancel()
                 _ = await streaming.result
