@@ -46,7 +46,8 @@ public final class PrivateAirPlayReceiver: Sendable {
 
     /// Starts a receiver (with `password`, if given) and returns once its RTSP port accepts
     /// connections; throws with its log if it exits or is not ready within 10 s.
-    /// `logLevel` is its `-v` count: 2 logs the `DACP-ID` and `Active-Remote` it reads off SETUP.
+    /// `logLevel` is its `-v` count: 2 logs the `DACP-ID` and `Active-Remote` it reads off SETUP, 3 also
+    /// the status of each DACP request it sends.
     public static func start(name: String = "Test Speaker", password: String? = nil, logLevel: Int = 1) async throws -> PrivateAirPlayReceiver {
         guard FileManager.default.isExecutableFile(atPath: executable) else {
             throw PrivateDaemonError("\(executable) is missing (apt-get install shairport-sync)")

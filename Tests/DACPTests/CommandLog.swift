@@ -25,11 +25,11 @@ final class CommandLog: Sendable {
     func finish() { continuation.finish() }
 }
 
-/// The next `count` commands of `stream`, or fewer if `limit` passes first.
-func next(_ count: Int, of stream: AsyncStream<DACPCommand>, within limit: Duration) async -> [DACPCommand] {
-    await withTaskGroup(of: [DACPCommand]?.self) { group in
+/// The next `count` elements of `stream`, or none if `limit` passes first.
+func next<Element: Sendable>(_ count: Int, of stream: AsyncStream<Element>, within limit: Duration) async -> [Element] {
+    await withTaskGroup(of: [Element]?.self) { group in
         group.addTask {
-            var received: [DACPCommand] = []
+            var received: [Element] = []
             for await command in stream {
                 received.append(command)
                 if received.count == count { break }

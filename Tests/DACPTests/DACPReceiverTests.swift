@@ -17,7 +17,7 @@ import Testing
     static let path: DBusObjectPath = "/org/gnome/ShairportSync"
     static let remoteControl = "org.gnome.ShairportSync.RemoteControl"
 
-    /// The DACP-ID and Active-Remote the receiver read off the sender's SETUP (its log at level 2).
+    /// The DACP-ID and Active-Remote the receiver read off the sender's SETUP (its log at level 2 and up).
     static func seenSession(in receiver: PrivateAirPlayReceiver, within limit: Duration) async throws -> DACPSession {
         let deadline = ContinuousClock.now + limit
         while true {
@@ -48,7 +48,7 @@ import Testing
     }
 
     @Test(.timeLimit(.minutes(1))) func shairportSyncsRemoteControlReachesTheServerInOrder() async throws {
-        let receiver = try await PrivateAirPlayReceiver.start(logLevel: 2)
+        let receiver = try await PrivateAirPlayReceiver.start(logLevel: 3)
         try await withTearDown {
             let configuration = RAOPSenderConfiguration(host: receiver.host, port: receiver.port)
             let sender = RAOPSender(configuration: configuration)
@@ -74,8 +74,17 @@ import Testing
                                                     onPublication: { event in published.withLock { $0.append("\(event)") } },
                                                     onRefused: log.refused, handler: log.record)
                 let port = server!.port
+                // What a DACP browser sees: our service by its name, port and TXT, on the receiver's Avahi.
+                let (services, sightings) = AsyncStream.makeStream(of: ResolvedService.self)
+                let browse = ServiceBrowse(type: "_dacp._tcp", on: avahi) { event in
+                    if case .found(let service) = event { sightings.yield(service) }
+                }
+                defer { browse.cancel(); sightings.finish() }
                 _ = try await Self.waitUntilAvailable(bus, within: .seconds(20))
                 let found = ContinuousClock.now - started
+                let browsed = await next(1, of: services, within: .seconds(10)).first
+                #expect(browsed?.name == session.serviceName && browsed?.port == UInt16(port))
+                #expect(browsed?.txt == ["txtvers": "1", "Ver": "131073", "DbId": session.dacpID, "OSsi": "0x1F5"], "\(String(describing: browsed))")
 
                 let calls: [(String, [DBusValue], DACPCommand)] = [
                     ("Play", [], .play), ("Pause", [], .pause), ("PlayPause", [], .playPause), ("Next", [], .nextItem), ("Previous", [], .previousItem),
@@ -84,12 +93,12 @@ import Testing
                     ("SetAirplayVolume", [.double(-15)], .setVolume(dB: -15)), ("SetAirplayVolume", [.double(-144)], .setVolume(dB: -144)),
                     ("Stop", [], .stop),
                 ]
-                var slowest = Duration.zero
+                var durations: [Duration] = []
                 for (method, arguments, _) in calls {
                     let before = ContinuousClock.now
                     try await bus.call(destination: Self.destination, path: Self.path, interface: Self.remoteControl, method: method, arguments,
                                        timeout: .seconds(5))
-                    slowest = max(slowest, ContinuousClock.now - before)
+                    durations.append(ContinuousClock.now - before)
                 }
                 let received = await next(calls.count, of: log.stream, within: .seconds(10))
                 #expect(received == calls.map(\.2), "refusals: \(log.refusals); receiver log:\n\(receiver.log.suffix(3000))")
@@ -110,7 +119,13 @@ import Testing
                 // The receiver's own probe of our server, answered 400 (a DACP server, not an advanced one).
                 #expect(log.refusals.contains { $0.code == .unknownCommand && $0.message.contains("getproperty") })
                 #expect(published.withLock { $0 }.contains { $0.contains("established") && $0.contains(session.serviceName) })
-                print("DACP with shairport-sync: \(session.serviceName) found and probed \(found) after the server started; \(calls.count + 1) D-Bus commands arrived in order (slowest call \(slowest)); refused \(log.refusals.count) (\(log.refusals.filter { $0.code == .unknownCommand }.count) of them the receiver's getproperty probes, 1 volume out of range, 1 wrong Active-Remote)")
+                // What the receiver made of our answers (its log at level 3): 204 for each command, read to
+                // the end at once (no 495, its code for an answer it gave up reading).
+                let outcomes = receiver.log.split(separator: "\n").filter { $0.contains("dacp_send_command:") && $0.contains("response code") }
+                let commandOutcomes = outcomes.filter { !$0.contains("getproperty") }
+                #expect(commandOutcomes.filter { $0.contains("response code 204") }.count == calls.count + 1, "\(commandOutcomes.joined(separator: "\n"))")
+                #expect(!outcomes.contains { $0.contains("response code 495") }, "\(outcomes.joined(separator: "\n"))")
+                print("DACP with shairport-sync: \(session.serviceName) found and probed \(found) after the server started; \(calls.count + 1) D-Bus commands arrived in order (each D-Bus call, with its HTTP exchange: median \(durations.sorted()[durations.count / 2]), slowest \(durations.max()!)); refused \(log.refusals.count) (\(log.refusals.filter { $0.code == .unknownCommand }.count) of them the receiver's getproperty probes, 1 volume out of range, 1 wrong Active-Remote)")
             } tearDown: {
                 streaming.cancel()
                 _ = await streaming.result

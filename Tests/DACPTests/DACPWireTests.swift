@@ -44,6 +44,8 @@ import Testing
                 probe.send(Array("GET /ctrl-int/1/\(command) HTTP/1.1\r\nHost: x\r\nActive-Remote: \(session.activeRemote)\r\n\r\n".utf8))
                 let answer = try probe.answer()
                 #expect(answer.status == 204, "\(command): \(answer.status) \(answer.text)")
+                // As iTunes answers, and as shairport-sync's HTTP reader needs to see the answer end.
+                #expect(answer.head.lowercased().contains("\r\ncontent-length: 0"), "\(answer.head)")
             }
             for (command, _) in sent {
                 #expect(try HTTPProbe.get("/ctrl-int/1/\(command)", port: server.port, activeRemote: session.activeRemote).status == 204)

@@ -5,6 +5,7 @@ import Glibc
 struct HTTPProbe {
     struct Answer {
         var status: Int
+        var head: String
         var text: String
         var closed: Bool
     }
@@ -47,14 +48,14 @@ struct HTTPProbe {
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
         var closed = false
-        func complete() -> (status: Int, text: String)? {
+        func complete() -> (status: Int, head: String, text: String)? {
             guard let end = received.indices.dropLast(3).first(where: { received[$0..<($0 + 4)].elementsEqual("\r\n\r\n".utf8) }) else { return nil }
             let head = String(decoding: received[..<end], as: UTF8.self)
             let length = head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
                 .flatMap { Int($0.dropFirst("content-length:".count).trimmingCharacters(in: " ")) } ?? 0
             guard received.count >= end + 4 + length else { return nil }
             let status = head.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0
-            return (status, String(decoding: received[(end + 4)..<(end + 4 + length)], as: UTF8.self))
+            return (status, head, String(decoding: received[(end + 4)..<(end + 4 + length)], as: UTF8.self))
         }
         while complete() == nil {
             let count = recv(fd, &buffer, buffer.count, 0)
@@ -65,10 +66,10 @@ struct HTTPProbe {
             }
             received += buffer[..<count]
         }
-        guard let (status, text) = complete() else {
+        guard let (status, head, text) = complete() else {
             throw ProbeError("the server closed without a complete answer; got \"\(String(decoding: received, as: UTF8.self))\"")
         }
-        return Answer(status: status, text: text, closed: closed)
+        return Answer(status: status, head: head, text: text, closed: closed)
     }
 
     /// Whether the server closes the connection (read returns end of file within 5 s; data read is dropped).

@@ -3,7 +3,8 @@ import NIOHTTP1
 
 /// One connection to a `DACPServer`: each request is checked (method, path, `Active-Remote`,
 /// command, value), reported to the server's handler if valid, and answered at once on the event
-/// loop: 204 as iTunes does, or an error status with a sentence. Requests are answered in order.
+/// loop: 204 with `Content-Length: 0` as iTunes does, or an error status with a sentence. Requests
+/// are answered in order. Every answer carries its Content-Length (the encoder adds none).
 final class DACPConnectionHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart

@@ -75,7 +75,11 @@ public final class DACPServer: Sendable {
                     return channel.eventLoop.makeCompletedFuture {
                         let budget = DACPRequestBudget(limit: limits.requestBytes)
                         try channel.pipeline.syncOperations.addHandler(budget)
-                        try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
+                        // Framing headers are ours: NIO would drop Content-Length from a 204, and receivers
+                        // (shairport-sync's HTTP reader) then wait for the end of a body until they time out.
+                        var encoder = HTTPResponseEncoder.Configuration()
+                        encoder.automaticallySetFramingHeaders = false
+                        try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true, withEncoderConfiguration: encoder)
                         try channel.pipeline.syncOperations.addHandler(IdleStateHandler(readTimeout: limits.idle))
                         try channel.pipeline.syncOperations.addHandler(DACPConnectionHandler(session: session, maximumTarget: limits.targetBytes, budget: budget) { result in
                             switch result {
