@@ -80,7 +80,13 @@ import Testing
                     if case .found(let service) = event { sightings.yield(service) }
                 }
                 defer { browse.cancel(); sightings.finish() }
-                _ = try await Self.waitUntilAvailable(bus, within: .seconds(20))
+                do {
+                    _ = try await Self.waitUntilAvailable(bus, within: .seconds(20))
+                } catch {
+                    let lines = receiver.log.split(separator: "\n").filter { $0.lowercased().contains("dacp") }.suffix(40)
+                    Issue.record("\(error); publication: \(published.withLock { $0 }); refusals: \(log.refusals); the receiver's DACP log:\n\(lines.joined(separator: "\n"))")
+                    throw error
+                }
                 let found = ContinuousClock.now - started
                 let browsed = await next(1, of: services, within: .seconds(10)).first
                 #expect(browsed?.name == session.serviceName && browsed?.port == UInt16(port))

@@ -104,6 +104,7 @@ import Testing
             defer { post.close() }
             post.send(Array("POST /ctrl-int/1/play HTTP/1.1\r\nActive-Remote: \(remote)\r\nContent-Length: 0\r\n\r\n".utf8))
             #expect(try post.answer().status == 405)
+            #expect(log.refusals.last?.code == .methodNotAllowed)
             #expect(log.commands.isEmpty)
             #expect(server.counters.refused == cases.count + 1)
             print("DACP refusals, as logged:\n" + log.refusals.map { "  \($0)" }.joined(separator: "\n"))

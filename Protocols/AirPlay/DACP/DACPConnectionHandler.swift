@@ -51,7 +51,7 @@ final class DACPConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
         guard request.uri.hasPrefix(Self.prefix) else {
             return .failure(DACPError(.notFound, "\(request.uri) is not a DACP control path (\(Self.prefix)<command>)"))
         }
-        guard request.method == .GET else { return .failure(DACPError(.notFound, "DACP commands are GET requests, not \(request.method)")) }
+        guard request.method == .GET else { return .failure(DACPError(.methodNotAllowed, "DACP commands are GET requests, not \(request.method)")) }
         let remotes = request.headers["Active-Remote"]
         guard remotes.count == 1, remotes[0] == session.activeRemote else {
             return .failure(DACPError(.forbidden, remotes.isEmpty ? "the request has no Active-Remote header" : "Active-Remote \(remotes.joined(separator: ", ")) is not this session's"))
@@ -74,7 +74,8 @@ final class DACPConnectionHandler: ChannelInboundHandler, RemovableChannelHandle
         case .failure(let error):
             switch error.code {
             case .forbidden: status = .forbidden
-            case .notFound: status = request.method == .GET ? .notFound : .methodNotAllowed
+            case .notFound: status = .notFound
+            case .methodNotAllowed: status = .methodNotAllowed
             case .requestTooLarge: status = request.uri.utf8.count > maximumTarget ? .uriTooLong : .payloadTooLarge
             case .unknownCommand, .badValue, .invalidArgument, .bindFailed: status = .badRequest
             }

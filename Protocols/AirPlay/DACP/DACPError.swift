@@ -8,8 +8,10 @@ public struct DACPError: Error, Equatable, CustomStringConvertible, Sendable {
         case invalidArgument
         /// The HTTP port could not be bound.
         case bindFailed
-        /// The request is not `GET /ctrl-int/1/<command>` (wrong method or path).
+        /// The request's path is not `/ctrl-int/1/<command>`.
         case notFound
+        /// A DACP path asked with another method than GET.
+        case methodNotAllowed
         /// A command this server does not carry out (the receiver's status and property queries among them).
         case unknownCommand
         /// A command's value is not a number, or out of its range.
