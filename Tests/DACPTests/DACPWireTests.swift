@@ -1,4 +1,5 @@
 import DACP
+import RAOP
 import Testing
 
 /// The server on loopback, spoken to with raw HTTP: what it reports and what it answers, for each
@@ -26,6 +27,13 @@ import Testing
         #expect(throws: DACPError.self) { try DACPSession(dacpID: "ABCDEF0123456789", activeRemote: "-1") }
         let valid = try DACPSession(dacpID: "ABCDEF0123456789", activeRemote: "1986535575")
         #expect(valid.serviceName == "iTunes_Ctrl_ABCDEF0123456789")
+        #expect(try DACPSession(dacpID: "0BCDEF0123456789", activeRemote: "1").startsWithZero)
+        // Made ids are valid and never 0-led (shairport-sync 3.3.8 could not match them).
+        for _ in 0..<1000 {
+            let made = DACPSession.random(), id = RAOPSenderConfiguration.randomDACPID()
+            #expect(!made.startsWithZero && !id.hasPrefix("0"))
+            #expect(throws: Never.self) { try DACPSession(dacpID: id, activeRemote: RAOPSenderConfiguration(host: "h").activeRemote) }
+        }
     }
 
     @Test(.timeLimit(.minutes(1))) func everyCommandIsAnswered204AndReportedInOrder() async throws {

@@ -18,14 +18,18 @@ public struct DACPSession: Sendable, Equatable {
         self.activeRemote = activeRemote
     }
 
-    /// A new session's values, random as a sender makes them.
+    /// A new session's values, random as a sender makes them; the DACP-ID never starts with 0
+    /// (`startsWithZero`).
     public static func random() -> DACPSession {
-        let id = UInt64.random(in: .min ... .max)
-        let hex = String(id, radix: 16, uppercase: true)
-        // Both are valid by construction.
-        return try! DACPSession(dacpID: String(repeating: "0", count: 16 - hex.count) + hex,
-                                activeRemote: String(UInt32.random(in: 1 ... .max)))
+        let id = String(UInt64.random(in: 0x1000_0000_0000_0000 ... .max), radix: 16, uppercase: true)
+        // Both are valid by construction: 16 upper-case hex digits, a nonzero 32-bit number.
+        return try! DACPSession(dacpID: id, activeRemote: String(UInt32.random(in: 1 ... .max)))
     }
+
+    /// Whether the DACP-ID starts with 0, which shairport-sync 3.3.8 cannot match: it drops the
+    /// leading zeros of the `iTunes_Ctrl_` name it finds and compares with the header as sent, so a
+    /// sender must not use such an id (its receiver's remote would reach nobody).
+    public var startsWithZero: Bool { dacpID.hasPrefix("0") }
 
     /// The DNS-SD instance name a receiver looks for.
     public var serviceName: String { "iTunes_Ctrl_\(dacpID)" }

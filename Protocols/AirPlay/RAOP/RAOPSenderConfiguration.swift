@@ -34,9 +34,10 @@ public struct RAOPSenderConfiguration: Sendable {
         self.activeRemote = activeRemote
     }
 
-    /// A random 64-bit id as 16 upper-case hex digits, as senders make their DACP-ID.
+    /// A random 64-bit id as 16 upper-case hex digits, as senders make their DACP-ID, never with a
+    /// leading zero: shairport-sync 3.3.8 drops leading zeros from the `iTunes_Ctrl_` name it finds
+    /// but not from the header, so it would never match such an id and its remote would reach nobody.
     public static func randomDACPID() -> String {
-        let hex = String(UInt64.random(in: .min ... .max), radix: 16, uppercase: true)
-        return String(repeating: "0", count: 16 - hex.count) + hex
+        String(UInt64.random(in: 0x1000_0000_0000_0000 ... .max), radix: 16, uppercase: true)
     }
 }
