@@ -162,6 +162,15 @@ let package = Package(
             path: "Protocols/AirPlay/Driver"
         ),
 
+        // DACP: the receiver's own remote control reaching the sender (play/pause/next/volume), an
+        // HTTP server published as iTunes_Ctrl_<DACP-ID> in _dacp._tcp.
+        .target(
+            name: "DACP",
+            dependencies: ["AvahiDiscovery", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+                           .product(name: "NIOHTTP1", package: "swift-nio")],
+            path: "Protocols/AirPlay/DACP"
+        ),
+
         // The example app: plays on a route through AVSystemRouting alone.
         .executableTarget(
             name: "mediaroute-player",
@@ -219,6 +228,8 @@ let package = Package(
                                                        "mediaroute-airplay-driver"]),
         .testTarget(name: "RAOPTests", dependencies: ["RAOP", "PrivateDaemons", "TestSupport", .product(name: "NIOCore", package: "swift-nio"),
                                                     .product(name: "NIOPosix", package: "swift-nio")]),
+        .testTarget(name: "DACPTests", dependencies: ["DACP", "RAOP", "AvahiDiscovery", "DBus", "PrivateDaemons", "TestSupport",
+                                                    .product(name: "NIOCore", package: "swift-nio")]),
         .testTarget(name: "COpusTests", dependencies: ["COpus", "MediaRouteIPC"]),
         .testTarget(name: "CX264Tests", dependencies: ["CX264"]),
     ],

@@ -14,7 +14,9 @@ import Synchronization
 /// Avahi daemon (its own namespace, loopback only, on a private bus) and serves RTSP and UDP on the
 /// machine's loopback, on ports picked for this run. Started and stopped by PID; `stop()` removes
 /// the temporary directory (the audio file, its config, and the metadata FIFO it would otherwise
-/// leave in /tmp) and the Avahi daemon's namespace.
+/// leave in /tmp) and the Avahi daemon's namespace. Its own D-Bus interface (`org.gnome.ShairportSync`,
+/// whose `RemoteControl` sends DACP commands to the sender) is on that same private system bus
+/// (`dbus_service_bus = "system"`, its default, written out): `busAddress`.
 public final class PrivateAirPlayReceiver: Sendable {
     public let name: String
     public let port: Int
@@ -49,7 +51,9 @@ public final class PrivateAirPlayReceiver: Sendable {
 
     /// Starts a receiver (with `password`, if given) and returns once its RTSP port accepts
     /// connections; throws with its log if it exits or is not ready within 10 s.
-    public static func start(name: String = "Test Speaker", password: String? = nil) async throws -> PrivateAirPlayReceiver {
+    /// `logLevel` is its `-v` count: 2 logs the `DACP-ID` and `Active-Remote` it reads off SETUP, 3 also
+    /// the status of each DACP request it sends.
+    public static func start(name: String = "Test Speaker", password: String? = nil, logLevel: Int = 1) async throws -> PrivateAirPlayReceiver {
         guard FileManager.default.isExecutableFile(atPath: executable) else {
             throw PrivateDaemonError("\(executable) is missing (apt-get install shairport-sync)")
         }
@@ -63,7 +67,8 @@ public final class PrivateAirPlayReceiver: Sendable {
             let config = directory.appendingPathComponent("shairport-sync.conf").path
             try """
             general = { name = "\(name)"; port = \(port); udp_port_base = \(udpBase); udp_port_range = 10; mdns_backend = "avahi";
-                        output_backend = "pipe"; volume_control_profile = "flat"; volume_range_db = 30; \(passwordLine) };
+                        output_backend = "pipe"; volume_control_profile = "flat"; volume_range_db = 30; \(passwordLine)
+                        dbus_service_bus = "system"; };
             pipe = { name = "\(directory.appendingPathComponent("audio.fifo").path)"; };
             metadata = { enabled = "no"; pipe_name = "\(directory.appendingPathComponent("shairport-sync-metadata").path)"; };
             """.write(toFile: config, atomically: true, encoding: .utf8)
@@ -82,7 +87,7 @@ public final class PrivateAirPlayReceiver: Sendable {
             environment["DBUS_SYSTEM_BUS_ADDRESS"] = avahi.busAddress
             let process: ChildProcess
             do {
-                process = try ChildProcess(executable: executable, arguments: ["-c", config, "-u", "-v"],
+                process = try ChildProcess(executable: executable, arguments: ["-c", config, "-u", "-" + String(repeating: "v", count: max(1, logLevel))],
                                            environment: environment.map { "\($0.key)=\($0.value)" },
                                            standardInput: devNull, standardOutput: log, standardError: log)
             } catch {

@@ -50,7 +50,7 @@ struct AirPlayDriverTests {
             let tone = bed.harness.root + "/tone.wav"
             try await MediaFileServer.makeTone(at: tone, seconds: 30, frequency: 441, title: "Tone")
             _ = try await bed.supervisor.startSession(name, url: URL(fileURLWithPath: tone).absoluteString)
-            _ = try await bed.lastSecond(after: bed.receiver.audioBytes, seconds: 6)
+            _ = try await bed.lastSecond(after: bed.receiver.audioBytes, seconds: 8)
             let paused = try await bed.supervisor.setPlayback(name, PlaybackChanges(isPlaying: false))
             #expect(paused.playback?.status.state == .paused)
             let position = try #require(paused.playback?.status.position)
@@ -58,11 +58,12 @@ struct AirPlayDriverTests {
             // where it was, not from the start.
             let resumed = try await bed.supervisor.setPlayback(name, PlaybackChanges(isPlaying: true))
             #expect(resumed.playback?.status.isPlaying == true)
-            let heard = try await bed.lastSecond(after: bed.receiver.audioBytes, seconds: 3)
+            // The receiver's 2 s of buffering and the sender's lead-in come first.
+            let heard = try await bed.lastSecond(after: bed.receiver.audioBytes, seconds: 5)
             let snr = ToneFit.snr(heard, channels: 2, sampleRate: 44_100, frequency: 441, skipSeconds: 0)
             #expect(snr >= 30, "SNR \(snr) dB")
             let now = try #require(await bed.supervisor.activeRoutes().first?.playback?.status.position)
-            // Played on from the pause (from the start it would be at less than the 3 s since).
+            // Played on from the pause (from the start it would be at less than the 5 s since).
             #expect(now > position, "position \(now) after pausing at \(position)")
         }
     }

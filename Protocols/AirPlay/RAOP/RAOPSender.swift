@@ -62,10 +62,11 @@ public actor RAOPSender {
     /// everything opened is closed again.
     public func start() async throws(RAOPError) {
         guard rtsp == nil else { throw RAOPError(.invalidArgument, "the session to \(configuration.host) was already started") }
-        let instance = (0..<8).map { _ in UInt8.random(in: .min ... .max) }.map { String($0, radix: 16).leftPadded(2) }.joined().uppercased()
+        // The sender's DACP-ID names its remote-control service too, and the receiver puts the
+        // Active-Remote on each button it sends there.
         let client = try await RTSPClient.connect(host: configuration.host, port: configuration.port, commonHeaders: [
-            ("User-Agent", configuration.userAgent), ("Client-Instance", instance), ("DACP-ID", instance),
-            ("Active-Remote", String(UInt32.random(in: 1 ... .max))),
+            ("User-Agent", configuration.userAgent), ("Client-Instance", configuration.dacpID), ("DACP-ID", configuration.dacpID),
+            ("Active-Remote", configuration.activeRemote),
         ], timeout: configuration.requestTimeout)
         rtsp = client
         do throws(RAOPError) {

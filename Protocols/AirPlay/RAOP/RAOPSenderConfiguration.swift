@@ -15,9 +15,15 @@ public struct RAOPSenderConfiguration: Sendable {
     /// The silence the sender puts before each stream and each resume, in frames (rounded up to
     /// whole packets): see `RAOPSender` for why. 0 sends none.
     public var leadInFrames: Int
+    /// The `DACP-ID` header: 16 upper-case hex digits naming this sender's remote-control service
+    /// (`iTunes_Ctrl_<DACP-ID>` in `_dacp._tcp`), which the receiver sends its buttons to.
+    public var dacpID: String
+    /// The `Active-Remote` header: a decimal 32-bit token the receiver puts on every DACP request.
+    public var activeRemote: String
 
     public init(host: String, port: Int = 5000, password: String? = nil, encrypted: Bool = false, userAgent: String = "MediaRoute/1.0",
-                requestTimeout: Duration = .seconds(5), latencyFrames: UInt32 = 77175, leadInFrames: Int = 11025) {
+                requestTimeout: Duration = .seconds(5), latencyFrames: UInt32 = 77175, leadInFrames: Int = 11025,
+                dacpID: String = RAOPSenderConfiguration.randomDACPID(), activeRemote: String = String(UInt32.random(in: 1 ... .max))) {
         self.host = host
         self.port = port
         self.password = password
@@ -26,5 +32,14 @@ public struct RAOPSenderConfiguration: Sendable {
         self.requestTimeout = requestTimeout
         self.latencyFrames = latencyFrames
         self.leadInFrames = max(0, leadInFrames)
+        self.dacpID = dacpID
+        self.activeRemote = activeRemote
+    }
+
+    /// A random 64-bit id as 16 upper-case hex digits, as senders make their DACP-ID, never with a
+    /// leading zero: shairport-sync 3.3.8 drops leading zeros from the `iTunes_Ctrl_` name it finds
+    /// but not from the header, so it would never match such an id and its remote would reach nobody.
+    public static func randomDACPID() -> String {
+        String(UInt64.random(in: 0x1000_0000_0000_0000 ... .max), radix: 16, uppercase: true)
     }
 }
