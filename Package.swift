@@ -158,7 +158,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "mediaroute-airplay-driver",
-            dependencies: ["RAOP", "AvahiDiscovery", "PCMPlayback", "MediaDevice", "MediaRouteIPC"],
+            dependencies: ["RAOP", "DACP", "AvahiDiscovery", "PCMPlayback", "MediaDevice", "MediaRouteIPC"],
             path: "Protocols/AirPlay/Driver"
         ),
 
@@ -224,7 +224,7 @@ let package = Package(
                     dependencies: ["UPnP", "AVSystemRouting", "MediaRouteSupervisor", "MediaDevice", "MediaRouteIPC", "PrivateDaemons", "TestSupport",
                                    "mediaroute-dlna-driver", "mediarouted", "mediaroute", .product(name: "NIOCore", package: "swift-nio"),
                                    .product(name: "NIOHTTP1", package: "swift-nio")]),
-        .testTarget(name: "AirPlayTests", dependencies: ["MediaRouteSupervisor", "MediaDevice", "MediaRouteIPC", "MediaRouteWire", "PrivateDaemons", "TestSupport",
+        .testTarget(name: "AirPlayTests", dependencies: ["MediaRouteSupervisor", "MediaDevice", "MediaRouteIPC", "MediaRouteWire", "PrivateDaemons", "TestSupport", "DBus",
                                                        "mediaroute-airplay-driver"]),
         .testTarget(name: "RAOPTests", dependencies: ["RAOP", "PrivateDaemons", "TestSupport", .product(name: "NIOCore", package: "swift-nio"),
                                                     .product(name: "NIOPosix", package: "swift-nio")]),

@@ -1,4 +1,5 @@
 import AVSystemRouting
+import DBus
 import Foundation
 import MediaDevice
 @testable import MediaRouteSupervisor
@@ -65,6 +66,34 @@ struct AirPlayDriverTests {
             let now = try #require(await bed.supervisor.activeRoutes().first?.playback?.status.position)
             // Played on from the pause (from the start it would be at less than the 5 s since).
             #expect(now > position, "position \(now) after pausing at \(position)")
+        }
+    }
+
+    @Test func theReceiversOwnRemoteReachesThePlaybackAndTheVolume() async throws {
+        try await AirPlayTestBed.run { bed in
+            let name = AirPlayTestBed.name
+            _ = try await bed.supervisor.activate(name) { _ in nil }
+            let tone = bed.harness.root + "/tone.wav"
+            try await MediaFileServer.makeTone(at: tone, seconds: 30, frequency: 441, title: "Tone")
+            _ = try await bed.supervisor.startSession(name, url: URL(fileURLWithPath: tone).absoluteString)
+            // shairport-sync's remote control (its D-Bus interface) sends DACP to our server once
+            // it has found it by the session's DACP-ID.
+            let bus = try await DBusConnection.connect(address: bed.receiver.busAddress)
+            defer { Task { await bus.close() } }
+            let (destination, path, remote) = ("org.gnome.ShairportSync", DBusObjectPath("/org/gnome/ShairportSync"), "org.gnome.ShairportSync.RemoteControl")
+            try await bed.harness.waitUntil("the receiver found our remote-control server") {
+                (try? await bus.property("Available", of: remote, at: path, on: destination).bool) == true
+            }
+            func state() async -> AVInterfacePlaybackState? { await bed.supervisor.activeRoutes().first?.playback?.status.state }
+            try await bus.call(destination: destination, path: path, interface: remote, method: "Pause", timeout: .seconds(5))
+            try await bed.harness.waitUntil("paused from the receiver") { await state() == .paused }
+            try await bus.call(destination: destination, path: path, interface: remote, method: "PlayPause", timeout: .seconds(5))
+            try await bed.harness.waitUntil("playing again") { await state() == .playing }
+            // Its volume set at the receiver: -15 dB is half on our scale, and it is what the route says.
+            try await bus.call(destination: destination, path: path, interface: remote, method: "SetAirplayVolume", [.double(-15)], timeout: .seconds(5))
+            try await bed.harness.waitUntil("the route has the receiver's volume") {
+                (try? await bed.supervisor.volume(name, .get).volume) == 0.5
+            }
         }
     }
 

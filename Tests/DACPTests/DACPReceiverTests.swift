@@ -6,6 +6,7 @@ import PrivateDaemons
 import RAOP
 import Synchronization
 import Testing
+import TestSupport
 
 /// The remote control of a real receiver, shairport-sync 3.3.8 (built with its D-Bus interface):
 /// a sender streams to it, our `DACPServer` is published under the sender's DACP-ID on the
@@ -75,8 +76,7 @@ import Testing
             var server: DACPServer?, avahiConnection: AvahiConnection?, busConnection: DBusConnection?
             try await withTearDown {
                 // libavahi-client finds the daemon through the system bus address: the receiver's private one.
-                setenv("DBUS_SYSTEM_BUS_ADDRESS", receiver.busAddress, 1)
-                let avahi = try AvahiConnection()
+                let avahi = try SystemBusEnvironment.with(receiver.busAddress) { try AvahiConnection() }
                 avahiConnection = avahi
                 let bus = try await DBusConnection.connect(address: receiver.busAddress)
                 busConnection = bus
@@ -152,7 +152,6 @@ import Testing
                 await server?.stop()
                 avahiConnection?.close()
                 await busConnection?.close()
-                unsetenv("DBUS_SYSTEM_BUS_ADDRESS")
                 log.finish()
             }
         } tearDown: {

@@ -1,3 +1,4 @@
+import DACP
 import MediaDevice
 import PCMPlayback
 import RAOP
@@ -20,6 +21,8 @@ final class ActiveReceiver: SampleOutput {
     private var pump: PCMPump?
     private var streaming: Task<Void, Never>?
     private var volumeChange: Task<Void, Never>?
+    /// Where the receiver's own remote control reaches us.
+    var remote: DACPServer?
     /// Told when sending failed (the receiver went away or refused the audio), with the reason.
     var failed: (String) -> Void = { _ in }
 
@@ -49,6 +52,7 @@ final class ActiveReceiver: SampleOutput {
 
     /// Ends the session: nothing plays, the receiver is released.
     func close() async {
+        await remote?.stop()
         await stopPlaying()
         await sender.teardown()
     }
@@ -119,6 +123,14 @@ final class ActiveReceiver: SampleOutput {
             memory[device.id].muted = newValue
             sendVolume()
         }
+    }
+
+    /// The receiver changed its volume itself (its knob, its remote): taken as it is, not sent back.
+    func receiverSet(decibels: Double) {
+        var entry = memory[device.id]
+        entry.muted = decibels <= DACPCommand.mutedDB
+        if decibels > DACPCommand.mutedDB { entry.volume = Float(min(max((decibels + 30) / 30, 0), 1)) }
+        memory[device.id] = entry
     }
 
     /// AirPlay's scale is −30 dB (quietest) to 0 dB, and −144 for silence: 0 and mute are silence,

@@ -1,3 +1,4 @@
+import DACP
 import MediaDevice
 import RAOP
 
@@ -11,12 +12,14 @@ extension AirPlayDriver {
         }
         Task {
             do {
-                let sender = try await open(receiver, device: device, session: session)
+                let remote = DACPSession.random()
+                let sender = try await open(receiver, device: device, session: session, remote: remote)
                 let receiver = ActiveReceiver(device: device, session: session, sender: sender, memory: memory)
                 receiver.failed = { [unowned self, unowned receiver] why in self.receiver(receiver, failed: why) }
                 receiver.sendVolume()
                 active[session.id] = receiver
                 browseIfNeeded()
+                await listen(to: remote, of: receiver)
                 routingManager.activatedDevice(device, session: session)
             } catch {
                 routingManager.failedToActivateDevice(device, session: session, error: error)
@@ -26,7 +29,8 @@ extension AirPlayDriver {
 
     /// Opens the session, asking for the password when the receiver wants one and none is
     /// remembered; a refused password is forgotten, and the activation fails saying so.
-    private func open(_ receiver: RAOPAnnouncement, device: MediaOutputDevice, session: MediaOutputSession) async throws(MediaDeviceError) -> RAOPSender {
+    private func open(_ receiver: RAOPAnnouncement, device: MediaOutputDevice, session: MediaOutputSession,
+                      remote: DACPSession) async throws(MediaDeviceError) -> RAOPSender {
         var password = receiver.requiresPassword ? memory[device.id].password : nil
         if receiver.requiresPassword, password == nil {
             password = await withCheckedContinuation { continuation in
@@ -36,7 +40,8 @@ extension AirPlayDriver {
             }
             guard password != nil else { throw MediaDeviceError(.authorizationFailed, "connecting to \(device.displayName) was cancelled") }
         }
-        let configuration = RAOPSenderConfiguration(host: receiver.host, port: receiver.port, password: password, encrypted: receiver.requiresEncryption)
+        let configuration = RAOPSenderConfiguration(host: receiver.host, port: receiver.port, password: password, encrypted: receiver.requiresEncryption,
+                                                    dacpID: remote.dacpID, activeRemote: remote.activeRemote)
         // A receiver answers 453 while another sender plays to it, and for a moment after one
         // left (it notices the closed connection on its own time): a few tries over 3 s.
         let deadline = ContinuousClock.now + .seconds(3)

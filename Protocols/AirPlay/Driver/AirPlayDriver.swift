@@ -17,6 +17,8 @@ final class AirPlayDriver: MediaDeviceExtension, RealtimeSampleHandling {
 
     lazy var memory = ReceiverMemory(stateDirectory: routingManager.stateDirectory)
     private var avahi: AvahiConnection?
+    /// Avahi, for publishing the remote-control service (once browsing made the connection).
+    var avahiConnection: AvahiConnection? { avahi }
     private var browse: ServiceBrowse?
     /// Receivers announced now, by device id, and which announcement is whose.
     var receivers: [String: RAOPAnnouncement] = [:]
