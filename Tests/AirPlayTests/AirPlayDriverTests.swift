@@ -22,12 +22,16 @@ struct AirPlayDriverTests {
             // A 441 Hz tone played here (a receiver fetches nothing) reaches its output cleanly,
             // after about 2 s of AirPlay latency.
             let tone = bed.harness.root + "/tone.wav"
-            try await MediaFileServer.makeTone(at: tone, seconds: 12, frequency: 441, title: "Tone")
+            try await MediaFileServer.makeTone(at: tone, seconds: 12, frequency: 441, title: "Kitchen Tone")
             let start = bed.receiver.audioBytes
             _ = try await bed.supervisor.startSession(name, url: URL(fileURLWithPath: tone).absoluteString)
             let loud = try await bed.lastSecond(after: start, seconds: 4)
             let snr = ToneFit.snr(loud, channels: 2, sampleRate: 44_100, frequency: 441, skipSeconds: 0)
             #expect(snr >= 30, "SNR \(snr) dB")
+            // Its title reached the receiver (shairport-sync shows it in its MPRIS metadata).
+            let mpris = try await CapturedCommand.run("/usr/bin/busctl", ["--address=\(bed.receiver.busAddress)", "get-property", "org.mpris.MediaPlayer2.ShairportSync",
+                                                                          "/org/mpris/MediaPlayer2", "org.mpris.MediaPlayer2.Player", "Metadata"], timeout: .seconds(5))
+            #expect(mpris.output.contains("Kitchen Tone"), "\(mpris.output)")
 
             // Half volume is -15 dB on AirPlay's scale: 0.178 of the level, once the receiver's
             // buffer has played out.

@@ -42,6 +42,12 @@ extension AirPlayDriver {
                 await receiver.play(SessionPCMSource(player), stream: nil)
                 receiver.playback = playback
                 receiver.isPaused = false
+                // What plays, for the receiver's display (and its MPRIS, for shairport-sync).
+                let tags = player.metadata, title = tags.title ?? url.deletingPathExtension().lastPathComponent
+                Task { [sender = receiver.sender, duration = player.duration] in
+                    try? await sender.setMetadata(title: title, artist: tags.artist, album: tags.album)
+                    if let duration { try? await sender.setProgress(position: .zero, duration: .seconds(duration)) }
+                }
                 routingManager.started(application: identifier, playbackControl: playback, session: session)
             } catch {
                 routingManager.sessionFailed(session, error: error)
