@@ -50,7 +50,7 @@ public final class PrivateAirPlayReceiver: Sendable {
     }
 
     /// Starts a receiver (with `password`, if given) and returns once its RTSP port accepts
-    /// connections; throws with its log if it exits or is not ready within 10 s.
+    /// connections; throws with its log if it exits or is not ready within 20 s (the whole suite starting daemons at once once made 10 s too few).
     /// `logLevel` is its `-v` count: 2 logs the `DACP-ID` and `Active-Remote` it reads off SETUP, 3 also
     /// the status of each DACP request it sends.
     public static func start(name: String = "Test Speaker", password: String? = nil, logLevel: Int = 1) async throws -> PrivateAirPlayReceiver {
@@ -142,7 +142,7 @@ public final class PrivateAirPlayReceiver: Sendable {
     }
 
     private func waitUntilAccepting() async throws {
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + .seconds(20)
         while ContinuousClock.now < deadline {
             if let ended = process.exitIfEnded() {
                 throw PrivateDaemonError("shairport-sync \(ended) before accepting RTSP on port \(port); its log:\n\(log)")
@@ -150,7 +150,7 @@ public final class PrivateAirPlayReceiver: Sendable {
             if Self.accepts(port: port) { return }
             try await Task.sleep(for: .milliseconds(20))
         }
-        throw PrivateDaemonError("shairport-sync did not accept RTSP on port \(port) within 10 s; its log:\n\(log)")
+        throw PrivateDaemonError("shairport-sync did not accept RTSP on port \(port) within 20 s; its log:\n\(log)")
     }
 
     /// Whether a TCP connection to 127.0.0.1:`port` is accepted (closed again at once).

@@ -21,10 +21,8 @@ struct AirPlayDriverTests {
 
             // A 441 Hz tone played here (a receiver fetches nothing) reaches its output cleanly,
             // after about 2 s of AirPlay latency.
-            let tone = bed.harness.root + "/tone.wav"
-            try await MediaFileServer.makeTone(at: tone, seconds: 12, frequency: 441, title: "Kitchen Tone")
             let start = bed.receiver.audioBytes
-            _ = try await bed.supervisor.startSession(name, url: URL(fileURLWithPath: tone).absoluteString)
+            try await bed.playTone(seconds: 12, title: "Kitchen Tone")
             let loud = try await bed.lastSecond(after: start, seconds: 4)
             let snr = ToneFit.snr(loud, channels: 2, sampleRate: 44_100, frequency: 441, skipSeconds: 0)
             #expect(snr >= 30, "SNR \(snr) dB")
@@ -52,9 +50,7 @@ struct AirPlayDriverTests {
         try await AirPlayTestBed.run { bed in
             let name = AirPlayTestBed.name
             _ = try await bed.supervisor.activate(name) { _ in nil }
-            let tone = bed.harness.root + "/tone.wav"
-            try await MediaFileServer.makeTone(at: tone, seconds: 30, frequency: 441, title: "Tone")
-            _ = try await bed.supervisor.startSession(name, url: URL(fileURLWithPath: tone).absoluteString)
+            try await bed.playTone(seconds: 30)
             _ = try await bed.lastSecond(after: bed.receiver.audioBytes, seconds: 8)
             let paused = try await bed.supervisor.setPlayback(name, PlaybackChanges(isPlaying: false))
             #expect(paused.playback?.status.state == .paused)
@@ -77,9 +73,7 @@ struct AirPlayDriverTests {
         try await AirPlayTestBed.run { bed in
             let name = AirPlayTestBed.name
             _ = try await bed.supervisor.activate(name) { _ in nil }
-            let tone = bed.harness.root + "/tone.wav"
-            try await MediaFileServer.makeTone(at: tone, seconds: 30, frequency: 441, title: "Tone")
-            _ = try await bed.supervisor.startSession(name, url: URL(fileURLWithPath: tone).absoluteString)
+            try await bed.playTone(seconds: 30)
             // shairport-sync's remote control (its D-Bus interface) sends DACP to our server once
             // it has found it by the session's DACP-ID.
             let bus = try await DBusConnection.connect(address: bed.receiver.busAddress)
@@ -112,19 +106,8 @@ struct AirPlayDriverTests {
             let stream = try await route.startAudioStream()
             // 48 kHz from the app, 44.1 kHz at the receiver: 4 s of 1 kHz at half scale in 20 ms
             // records at real-time pace.
-            let start = bed.receiver.audioBytes
-            let rate = 48_000, frame = 960, tone = 1_000.0
-            let began = ContinuousClock.now
-            for chunk in 0..<200 {
-                var samples = [Float](repeating: 0, count: frame * 2)
-                for i in 0..<frame {
-                    let value = Float(0.5 * sin(2 * Double.pi * tone * Double(chunk * frame + i) / Double(rate)))
-                    samples[2 * i] = value
-                    samples[2 * i + 1] = value
-                }
-                #expect(try samples.withUnsafeBufferPointer { try stream.write($0) })
-                try await Task.sleep(until: began + .milliseconds(20 * (chunk + 1)))
-            }
+            let start = bed.receiver.audioBytes, tone = 1_000.0
+            #expect(try await AppTone.write(stream, seconds: 4, frequency: tone))
             let heard = try await bed.lastSecond(after: start, seconds: 4)
             try await stream.stop()
             let snr = ToneFit.snr(heard, channels: 2, sampleRate: 44_100, frequency: tone, skipSeconds: 0)

@@ -58,6 +58,13 @@ final class AirPlayTestBed: Sendable {
         self.server = server
     }
 
+    /// Plays a 441 Hz tone of `seconds` from a file on the active receiver (played here: a receiver fetches nothing).
+    func playTone(seconds: Double, title: String = "Tone") async throws {
+        let tone = harness.root + "/tone.wav"
+        try await MediaFileServer.makeTone(at: tone, seconds: seconds, frequency: 441, title: title)
+        _ = try await supervisor.startSession(Self.name, url: URL(fileURLWithPath: tone).absoluteString)
+    }
+
     /// Bytes of one second of the receiver's output (44.1 kHz, stereo, 16-bit).
     static let second = 44_100 * 4
 

@@ -41,18 +41,8 @@ struct BluetoothAudioTests {
             let reading = Task { try await peer.read(seconds: 1.8) }
 
             // Two seconds of 1 kHz at half scale, in 20 ms records at real-time pace.
-            let rate = 48_000, frame = 960, tone = 1_000.0
-            let start = ContinuousClock.now
-            for chunk in 0..<100 {
-                var samples = [Float](repeating: 0, count: frame * 2)
-                for i in 0..<frame {
-                    let value = Float(0.5 * sin(2 * Double.pi * tone * Double(chunk * frame + i) / Double(rate)))
-                    samples[2 * i] = value
-                    samples[2 * i + 1] = value
-                }
-                #expect(try samples.withUnsafeBufferPointer { try stream.write($0) })
-                try await Task.sleep(until: start + .milliseconds(20 * (chunk + 1)))
-            }
+            let tone = 1_000.0
+            #expect(try await AppTone.write(stream, seconds: 2, frequency: tone))
             let decoded = try await reading.value
             // The headphones' pause button, while the app's samples play: the app hears it.
             let commands = route.remoteCommands()

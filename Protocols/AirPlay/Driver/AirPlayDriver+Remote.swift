@@ -9,7 +9,7 @@ extension AirPlayDriver {
     /// plays (the log says why).
     func listen(to remote: DACPSession, of receiver: ActiveReceiver) async {
         do {
-            receiver.remote = try await DACPServer.start(session: remote, avahi: avahiConnection,
+            receiver.remote = try await DACPServer.start(session: remote, avahi: browser.connection,
                                                          onRefused: { refusal in log("\(receiver.device.displayName)'s remote: refused \(refusal)") }) { command in
                 Task { @MainActor in self.pressed(command, on: receiver) }
             }

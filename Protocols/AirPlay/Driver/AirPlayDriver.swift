@@ -16,10 +16,9 @@ final class AirPlayDriver: MediaDeviceExtension, RealtimeSampleHandling {
     lazy var routingManager: MediaDeviceRoutingManager = .routingManager(for: self)
 
     lazy var memory = ReceiverMemory(stateDirectory: routingManager.stateDirectory)
-    private var avahi: AvahiConnection?
-    /// Avahi, for publishing the remote-control service (once browsing made the connection).
-    var avahiConnection: AvahiConnection? { avahi }
-    private var browse: ServiceBrowse?
+    lazy var browser = ServiceBrowser(type: Self.serviceType, onEvent: { [unowned self] in self.browsed($0) }, onUnavailable: { [unowned self] why in
+        self.routingManager.discoveryFailed(MediaDeviceError(.discoveryFailed, "cannot discover AirPlay receivers: \(why)"))
+    })
     /// Receivers announced now, by device id, and which announcement is whose.
     var receivers: [String: RAOPAnnouncement] = [:]
     private var instances: [ResolvedService.Instance: String] = [:]
@@ -42,19 +41,10 @@ final class AirPlayDriver: MediaDeviceExtension, RealtimeSampleHandling {
     }
 
     func browseIfNeeded() {
-        if avahi == nil {
-            do {
-                avahi = try AvahiConnection { state in
-                    Task { @MainActor in self.avahiChanged(state) }
-                }
-            } catch {
-                routingManager.discoveryFailed(MediaDeviceError(.discoveryFailed, "cannot use Avahi: \(error)"))
-                return
-            }
-        }
-        guard browse == nil, let avahi else { return }
-        browse = ServiceBrowse(type: Self.serviceType, on: avahi) { event in
-            Task { @MainActor in self.browsed(event) }
+        do {
+            try browser.start()
+        } catch {
+            routingManager.discoveryFailed(MediaDeviceError(.discoveryFailed, "cannot use Avahi: \(error)"))
         }
     }
 
@@ -67,14 +57,7 @@ final class AirPlayDriver: MediaDeviceExtension, RealtimeSampleHandling {
 
     func stopBrowsingIfUnused() {
         guard !isListing, active.isEmpty else { return }
-        browse?.cancel()
-        browse = nil
-    }
-
-    private func avahiChanged(_ state: AvahiConnection.State) {
-        if case .unavailable(let why) = state, browse != nil {
-            routingManager.discoveryFailed(MediaDeviceError(.discoveryFailed, "cannot discover AirPlay receivers: \(why)"))
-        }
+        browser.stop()
     }
 
     private func browsed(_ event: ServiceBrowse.Event) {

@@ -16,8 +16,9 @@ final class ReferenceDriver: MediaDeviceExtension, RealtimeSampleHandling {
 
     private lazy var credentials = ControllerCredentials(stateDirectory: routingManager.stateDirectory)
     private let catalog = ReceiverCatalog()
-    private var avahi: AvahiConnection?
-    private var browse: ServiceBrowse?
+    private lazy var browser = ServiceBrowser(type: ReferenceProtocol.serviceType, onEvent: { [unowned self] in self.browsed($0) }, onUnavailable: { [unowned self] why in
+        self.routingManager.discoveryFailed(MediaDeviceError(.discoveryFailed, "cannot discover receivers: \(why)"))
+    })
     /// Devices reported to the system and not lost since.
     private var reported: [String: MediaOutputDevice] = [:]
     /// Devices reported in an earlier discovery and not seen again yet in this one.
@@ -33,33 +34,15 @@ final class ReferenceDriver: MediaDeviceExtension, RealtimeSampleHandling {
     // MARK: Discovery
 
     func startDeviceDiscovery() {
-        if avahi == nil {
-            do {
-                avahi = try AvahiConnection { state in
-                    Task { @MainActor in self.avahiChanged(state) }
-                }
-            } catch {
-                routingManager.discoveryFailed(MediaDeviceError(.discoveryFailed, "cannot use Avahi: \(error)"))
-                return
-            }
-        }
-        guard browse == nil, let avahi else { return }
-        unconfirmed = Set(reported.keys)
-        browse = ServiceBrowse(type: ReferenceProtocol.serviceType, on: avahi) { event in
-            Task { @MainActor in self.browsed(event) }
+        if !browser.isBrowsing { unconfirmed = Set(reported.keys) }
+        do {
+            try browser.start()
+        } catch {
+            routingManager.discoveryFailed(MediaDeviceError(.discoveryFailed, "cannot use Avahi: \(error)"))
         }
     }
 
-    func stopDeviceDiscovery() {
-        browse?.cancel()
-        browse = nil
-    }
-
-    private func avahiChanged(_ state: AvahiConnection.State) {
-        if case .unavailable(let why) = state, browse != nil {
-            routingManager.discoveryFailed(MediaDeviceError(.discoveryFailed, "cannot discover receivers: \(why)"))
-        }
-    }
+    func stopDeviceDiscovery() { browser.stop() }
 
     private func browsed(_ event: ServiceBrowse.Event) {
         switch event {
