@@ -50,7 +50,8 @@ public final class PrivateAirPlayReceiver: Sendable {
     }
 
     /// Starts a receiver (with `password`, if given) and returns once its RTSP port accepts
-    /// connections; throws with its log if it exits or is not ready within 20 s (the whole suite starting daemons at once once made 10 s too few).
+    /// connections; throws with its log if it exits or is not ready within 20 s (10 s ran out once
+    /// while the whole suite started its daemons at once).
     /// `logLevel` is its `-v` count: 2 logs the `DACP-ID` and `Active-Remote` it reads off SETUP, 3 also
     /// the status of each DACP request it sends.
     public static func start(name: String = "Test Speaker", password: String? = nil, logLevel: Int = 1) async throws -> PrivateAirPlayReceiver {
