@@ -54,18 +54,21 @@ struct AirPlayDriverTests {
             _ = try await bed.lastSecond(after: bed.receiver.audioBytes, seconds: 8)
             let paused = try await bed.supervisor.setPlayback(name, PlaybackChanges(isPlaying: false))
             #expect(paused.playback?.status.state == .paused)
-            let position = try #require(paused.playback?.status.position)
-            // The receiver drops what it buffered (FLUSH); resumed, the tone comes back, from
-            // where it was, not from the start.
+            let read = try #require(paused.playback?.status.position)
+            // The receiver drops the ~2 s it held and had not played (FLUSH): the URL goes back
+            // by as much, so resuming skips nothing the person did not hear.
+            func position() async -> Double { await bed.supervisor.activeRoutes().first?.playback?.status.position ?? .infinity }
+            try await bed.harness.waitUntil("the position went back by what the receiver had not played") { await position() < read - 1.5 }
+            let rewound = await position()
+            #expect(rewound > read - 2.6, "position \(rewound) after pausing with \(read) read")
             let resumed = try await bed.supervisor.setPlayback(name, PlaybackChanges(isPlaying: true))
             #expect(resumed.playback?.status.isPlaying == true)
             // The receiver's 2 s of buffering and the sender's lead-in come first.
             let heard = try await bed.lastSecond(after: bed.receiver.audioBytes, seconds: 5)
             let snr = ToneFit.snr(heard, channels: 2, sampleRate: 44_100, frequency: 441, skipSeconds: 0)
             #expect(snr >= 30, "SNR \(snr) dB")
-            let now = try #require(await bed.supervisor.activeRoutes().first?.playback?.status.position)
-            // Played on from the pause (from the start it would be at less than the 5 s since).
-            #expect(now > position, "position \(now) after pausing at \(position)")
+            // Played on from there (from the start it would be at less than the 5 s since).
+            #expect(await position() > rewound, "position after resuming from \(rewound)")
         }
     }
 
@@ -77,20 +80,23 @@ struct AirPlayDriverTests {
             // shairport-sync's remote control (its D-Bus interface) sends DACP to our server once
             // it has found it by the session's DACP-ID.
             let bus = try await DBusConnection.connect(address: bed.receiver.busAddress)
-            defer { Task { await bus.close() } }
-            let (destination, path, remote) = ("org.gnome.ShairportSync", DBusObjectPath("/org/gnome/ShairportSync"), "org.gnome.ShairportSync.RemoteControl")
-            try await bed.harness.waitUntil("the receiver found our remote-control server") {
-                (try? await bus.property("Available", of: remote, at: path, on: destination).bool) == true
-            }
-            func state() async -> AVInterfacePlaybackState? { await bed.supervisor.activeRoutes().first?.playback?.status.state }
-            try await bus.call(destination: destination, path: path, interface: remote, method: "Pause", timeout: .seconds(5))
-            try await bed.harness.waitUntil("paused from the receiver") { await state() == .paused }
-            try await bus.call(destination: destination, path: path, interface: remote, method: "PlayPause", timeout: .seconds(5))
-            try await bed.harness.waitUntil("playing again") { await state() == .playing }
-            // Its volume set at the receiver: -15 dB is half on our scale, and it is what the route says.
-            try await bus.call(destination: destination, path: path, interface: remote, method: "SetAirplayVolume", [.double(-15)], timeout: .seconds(5))
-            try await bed.harness.waitUntil("the route has the receiver's volume") {
-                (try? await bed.supervisor.volume(name, .get).volume) == 0.5
+            try await withTearDown {
+                let (destination, path, remote) = ("org.gnome.ShairportSync", DBusObjectPath("/org/gnome/ShairportSync"), "org.gnome.ShairportSync.RemoteControl")
+                try await bed.harness.waitUntil("the receiver found our remote-control server") {
+                    (try? await bus.property("Available", of: remote, at: path, on: destination).bool) == true
+                }
+                func state() async -> AVInterfacePlaybackState? { await bed.supervisor.activeRoutes().first?.playback?.status.state }
+                try await bus.call(destination: destination, path: path, interface: remote, method: "Pause", timeout: .seconds(5))
+                try await bed.harness.waitUntil("paused from the receiver") { await state() == .paused }
+                try await bus.call(destination: destination, path: path, interface: remote, method: "PlayPause", timeout: .seconds(5))
+                try await bed.harness.waitUntil("playing again") { await state() == .playing }
+                // Its volume set at the receiver: -15 dB is half on our scale, and it is what the route says.
+                try await bus.call(destination: destination, path: path, interface: remote, method: "SetAirplayVolume", [.double(-15)], timeout: .seconds(5))
+                try await bed.harness.waitUntil("the route has the receiver's volume") {
+                    (try? await bed.supervisor.volume(name, .get).volume) == 0.5
+                }
+            } tearDown: {
+                await bus.close()
             }
         }
     }

@@ -43,8 +43,7 @@ final class AirPlayTestBed: Sendable {
             let picker = await bed.supervisor.openPicker { view.update($0) }
             try await harness.waitForPicker(view, [name])
             await bed.supervisor.closePicker(picker.id)
-            try await body(bed)
-            await bed.apps.invalidateAll()
+            try await withTearDown { try await body(bed) } tearDown: { await bed.apps.invalidateAll() }
         } tearDown: {
             await harness.tearDown()
             await receiver.stop()

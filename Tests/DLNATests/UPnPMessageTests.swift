@@ -86,7 +86,7 @@ struct UPnPMessageTests {
         #expect(failure(Self.description.replacingOccurrences(of: "MediaRenderer:1", with: "MediaServer:1"))?.contains("describes no MediaRenderer") == true)
         // An entity bomb is refused by the parser, not expanded into gigabytes.
         let bomb = "<?xml version=\"1.0\"?><!DOCTYPE r [<!ENTITY a \"aaaaaaaaaa\"><!ENTITY b \"&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;\"><!ENTITY c \"&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;\"><!ENTITY d \"&c;&c;&c;&c;&c;&c;&c;&c;&c;&c;\"><!ENTITY e \"&d;&d;&d;&d;&d;&d;&d;&d;&d;&d;\"><!ENTITY f \"&e;&e;&e;&e;&e;&e;&e;&e;&e;&e;\"><!ENTITY g \"&f;&f;&f;&f;&f;&f;&f;&f;&f;&f;\"><!ENTITY h \"&g;&g;&g;&g;&g;&g;&g;&g;&g;&g;\">]><root><device><friendlyName>&h;</friendlyName></device></root>"
-        #expect(failure(bomb)?.contains("entity reference loop") == true)
+        #expect(failure(bomb)?.contains("document type declaration") == true)
         // UPnP documents never carry a DTD: one that does is refused, however harmless.
         #expect(failure("<!DOCTYPE root [<!ENTITY n \"TV\">]>" + Self.description.replacingOccurrences(of: "<?xml version=\"1.0\"?>", with: ""))?
             .contains("document type declaration") == true)

@@ -1,5 +1,6 @@
 import DACP
 import MediaDevice
+import MediaRouteIPC
 import PCMPlayback
 import RAOP
 
@@ -7,6 +8,9 @@ import RAOP
 /// deactivation (as AirPlay senders do: playing then starts without a handshake, and a password
 /// is checked when the person is there to retype it), what feeds it (an app's samples or a URL
 /// played here), and its volume.
+///
+/// What changes the stream (play, stop, pause, resume, close) is carried out one change after the
+/// other, in the order asked: each waits for a pump to stop before another reads the source.
 @MainActor
 final class ActiveReceiver: SampleOutput {
     let device: MediaOutputDevice
@@ -14,12 +18,13 @@ final class ActiveReceiver: SampleOutput {
     let sender: RAOPSender
     private let memory: ReceiverMemory
     /// A URL played here, if that is what plays.
-    var playback: LocalPlayback?
+    private(set) var playback: LocalPlayback?
     /// What feeds the stream, the app stream it comes from (nil: the URL), and the task sending it.
     private var source: (any PCMSource)?
     private(set) var streamID: String?
     private var pump: PCMPump?
     private var streaming: Task<Void, Never>?
+    private var changes: Task<Void, Never>?
     private var volumeChange: Task<Void, Never>?
     /// Where the receiver's own remote control reaches us.
     var remote: DACPServer?
@@ -33,32 +38,55 @@ final class ActiveReceiver: SampleOutput {
         self.memory = memory
     }
 
-    /// Plays `source` from now on, in place of what played.
-    func play(_ source: any PCMSource, stream: String?) async {
-        await stopStreaming()
-        self.source = source
-        streamID = stream
-        if !isPaused { startPump() }
+    /// A new source plays at once: what paused the last one does not hold for it (a URL's
+    /// `LocalPlayback` reads this when it is made, before `play`).
+    func prepareToPlay() { paused = false }
+
+    /// Plays `source` from now on, in place of what played (a URL's `playback` with it).
+    func play(_ source: any PCMSource, stream: String?, playback: LocalPlayback? = nil) async {
+        await enqueue {
+            await self.stopStreaming()
+            if let old = self.playback, old !== playback { old.player.stop() }
+            self.source = source
+            self.streamID = stream
+            self.playback = playback
+            self.paused = false
+            self.startPump()
+        }.value
     }
 
     /// Stops what plays (the receiver drops what it buffered); the session stays.
     func stopPlaying() async {
-        await stopStreaming()
-        source = nil
-        streamID = nil
-        playback?.player.stop()
-        playback = nil
+        await enqueue {
+            await self.stopStreaming()
+            self.source = nil
+            self.streamID = nil
+            self.playback?.player.stop()
+            self.playback = nil
+        }.value
     }
 
     /// Ends the session: nothing plays, the receiver is released.
     func close() async {
-        await remote?.stop()
         await stopPlaying()
+        await remote?.stop()
         await sender.teardown()
     }
 
+    /// Runs `body` after every change asked before it.
+    @discardableResult
+    private func enqueue(_ body: @escaping @MainActor () async -> Void) -> Task<Void, Never> {
+        let previous = changes
+        let next = Task { @MainActor in
+            await previous?.value
+            await body()
+        }
+        changes = next
+        return next
+    }
+
     private func startPump() {
-        guard let source else { return }
+        guard let source, streaming == nil, !paused else { return }
         let pump = PCMPump(source: source)
         self.pump = pump
         streaming = Task { [sender, weak self] in
@@ -81,32 +109,41 @@ final class ActiveReceiver: SampleOutput {
     }
 
     /// Stops the pump and its task, waits until nothing is being sent, and has the receiver drop
-    /// what it holds.
-    private func stopStreaming() async {
-        guard let streaming else { return }
-        await pump?.stop()
+    /// what it holds. Returns how much of what was sent the receiver had not played.
+    @discardableResult
+    private func stopStreaming() async -> Duration {
+        guard let streaming, let pump else { return .zero }
+        await pump.stop()
         streaming.cancel()
         await streaming.value
-        pump = nil
+        self.pump = nil
         self.streaming = nil
+        let unplayed = await sender.unplayed
         try? await sender.flush()
+        return unplayed
     }
 
     // MARK: SampleOutput
 
-    /// Paused: the pump stops (the source waits where it is) and the receiver drops its buffer.
-    /// Pauses and resumes are carried out one after the other, in the order asked.
-    var isPaused = false {
-        didSet {
-            guard isPaused != oldValue else { return }
-            let (previous, pause) = (pausing, isPaused)
-            pausing = Task {
-                await previous?.value
-                if pause { await stopStreaming() } else if streaming == nil { startPump() }
+    private var paused = false
+
+    /// Paused: the pump stops (the source waits where it is) and the receiver drops its buffer; a
+    /// URL goes back by what the receiver held and had not played, so resuming skips nothing.
+    var isPaused: Bool {
+        get { paused }
+        set {
+            guard newValue != paused else { return }
+            paused = newValue
+            enqueue {
+                if newValue {
+                    let unplayed = await self.stopStreaming()
+                    if let player = self.playback?.player, unplayed > .zero { player.seek(to: max(0, player.position - unplayed.seconds)) }
+                } else {
+                    self.startPump()
+                }
             }
         }
     }
-    private var pausing: Task<Void, Never>?
 
     /// The receiver's volume, remembered for its next activation.
     var volume: Float {

@@ -10,18 +10,23 @@ extension AirPlayDriver {
             return routingManager.failedToActivateDevice(device, session: session,
                                                          error: MediaDeviceError(.connectionFailed, "\(device.displayName) is no longer announced on the network"))
         }
+        activating.insert(session.id)
         Task {
+            defer { activating.remove(session.id) }
             do {
                 let remote = DACPSession.random()
                 let sender = try await open(receiver, device: device, session: session, remote: remote)
                 let receiver = ActiveReceiver(device: device, session: session, sender: sender, memory: memory)
                 receiver.failed = { [unowned self, unowned receiver] why in self.receiver(receiver, failed: why) }
-                receiver.sendVolume()
-                active[session.id] = receiver
                 browseIfNeeded()
                 await listen(to: remote, of: receiver)
+                // Deactivated while it was opening: nothing of it stays.
+                guard activating.contains(session.id) else { return await receiver.close() }
+                receiver.sendVolume()
+                active[session.id] = receiver
                 routingManager.activatedDevice(device, session: session)
             } catch {
+                guard activating.contains(session.id) else { return }
                 routingManager.failedToActivateDevice(device, session: session, error: error)
             }
         }
@@ -34,7 +39,7 @@ extension AirPlayDriver {
         var password = receiver.requiresPassword ? memory[device.id].password : nil
         if receiver.requiresPassword, password == nil {
             password = await withCheckedContinuation { continuation in
-                pendingPasswords[session.id] = continuation
+                pendingPasswords.updateValue(continuation, forKey: session.id)?.resume(returning: nil)
                 routingManager.requestPairingCode(for: device, session: session, reason: "Enter the AirPlay password of \(device.displayName).",
                                                   authorizationMethod: .password)
             }
@@ -65,9 +70,11 @@ extension AirPlayDriver {
     /// What a failed start means for the person.
     private static func activationError(_ error: RAOPError, device: MediaOutputDevice, memory: ReceiverMemory) -> MediaDeviceError {
         switch error.code {
-        case .authorizationFailed, .authorizationRequired:
+        case .authorizationFailed:
             memory[device.id].password = nil
             return MediaDeviceError(.authorizationFailed, "\(device.displayName) did not accept the password")
+        case .authorizationRequired:
+            return MediaDeviceError(.authorizationFailed, "\(device.displayName) asks for a password its announcement does not mention (pw): it cannot be asked for")
         case .timedOut: return MediaDeviceError(.timedOut, "\(device.displayName) did not answer: \(error.message)")
         default: return MediaDeviceError(.connectionFailed, "cannot stream to \(device.displayName): \(error.message)")
         }
@@ -81,6 +88,7 @@ extension AirPlayDriver {
     }
 
     func deactivateDevice(_ device: MediaOutputDevice, session: MediaOutputSession) {
+        activating.remove(session.id)
         pendingPasswords.removeValue(forKey: session.id)?.resume(returning: nil)
         guard let receiver = active.removeValue(forKey: session.id) else { return }
         stopBrowsingIfUnused()

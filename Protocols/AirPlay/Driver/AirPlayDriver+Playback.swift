@@ -36,12 +36,12 @@ extension AirPlayDriver {
             do {
                 let player = try await LocalMediaPlayer.open(url: url, format: Self.format)
                 guard active[session.id] === receiver else { return player.stop() }
+                receiver.prepareToPlay()
                 let playback = LocalPlayback(player: player, output: receiver) { [weak self] in
                     self?.routingManager.playbackStateChanged(session: session)
                 }
-                await receiver.play(SessionPCMSource(player), stream: nil)
-                receiver.playback = playback
-                receiver.isPaused = false
+                await receiver.play(SessionPCMSource(player), stream: nil, playback: playback)
+                guard active[session.id] === receiver else { return await receiver.stopPlaying() }
                 // What plays, for the receiver's display (and its MPRIS, for shairport-sync).
                 let tags = player.metadata, title = tags.title ?? url.deletingPathExtension().lastPathComponent
                 Task { [sender = receiver.sender, duration = player.duration] in

@@ -40,7 +40,7 @@ extension AirPlayDriver {
             }
             routingManager.playbackStateChanged(session: receiver.session)
         } else if receiver.streamID != nil {
-            let forApp: MediaRemoteCommand = switch command {
+            let forApp: MediaRemoteCommand? = switch command {
             case .play, .playResume: .play
             case .pause: .pause
             case .playPause: .togglePlayPause
@@ -48,8 +48,10 @@ extension AirPlayDriver {
             case .nextItem: .nextTrack
             case .previousItem: .previousTrack
             case .beginFastForward: .skipForward
-            default: .skipBackward
+            case .beginRewind: .skipBackward
+            case .volumeUp, .volumeDown, .muteToggle, .setVolume: nil  // handled in `pressed`
             }
+            guard let forApp else { return }
             routingManager.remoteCommand(forApp, session: receiver.session)
         }
     }

@@ -28,6 +28,14 @@ final class AirPlayDriver: MediaDeviceExtension, RealtimeSampleHandling {
     private var isListing = false
     /// Activated receivers by session id.
     var active: [String: ActiveReceiver] = [:]
+    /// Receivers listed by an earlier browse and not seen again yet in this one.
+    private var unconfirmed: Set<String> = []
+    /// Receivers in use whose announcement went, by device id: their routes end unless it comes
+    /// back soon (the local Avahi daemon restarting withdraws everything for a moment).
+    private var departures: [String: Task<Void, Never>] = [:]
+    static let departureGrace: Duration = .seconds(3)
+    /// Activations under way, by session id; a deactivation takes its session out.
+    var activating: Set<String> = []
     /// Passwords asked of the person, waiting for `connectUsingPairingCode`, by session id.
     var pendingPasswords: [String: CheckedContinuation<String?, Never>] = [:]
 
@@ -41,6 +49,8 @@ final class AirPlayDriver: MediaDeviceExtension, RealtimeSampleHandling {
     }
 
     func browseIfNeeded() {
+        // What an earlier browse listed must be seen again in this one, or it left unseen.
+        if !browser.isBrowsing { unconfirmed = Set(receivers.keys) }
         do {
             try browser.start()
         } catch {
@@ -74,22 +84,34 @@ final class AirPlayDriver: MediaDeviceExtension, RealtimeSampleHandling {
                 return log("not listing \"\(service.name)\": its name cannot be shown")
             }
             instances[service.instance] = device.id
+            unconfirmed.remove(device.id)
+            departures.removeValue(forKey: device.id)?.cancel()
             guard receivers[device.id] != receiver else { return }
             receivers[device.id] = receiver
             routingManager.foundDevice(device)
         case .lost(let instance):
-            guard let id = instances.removeValue(forKey: instance), !instances.values.contains(id),
-                  let receiver = receivers.removeValue(forKey: id), let device = receiver.device else { return }
-            // Its routes end first, with the reason (a device lost while in use would end them
-            // with a generic one); what played is stopped here.
-            for receiver in active.values where receiver.device.id == id {
-                self.receiver(receiver, failed: "\(device.displayName) left the network (its AirPlay announcement was withdrawn)")
+            guard let id = instances.removeValue(forKey: instance), !instances.values.contains(id) else { return }
+            guard active.values.contains(where: { $0.device.id == id }) else { return forget(id) }
+            departures[id] = Task {
+                try? await Task.sleep(for: Self.departureGrace)
+                guard !Task.isCancelled, departures.removeValue(forKey: id) != nil, !instances.values.contains(id) else { return }
+                forget(id)
             }
-            routingManager.lostDevice(device)
         case .allForNow:
-            break
+            for id in unconfirmed where !active.values.contains(where: { $0.device.id == id }) { forget(id) }
+            unconfirmed.removeAll()
         case .failed(let why):
             routingManager.discoveryFailed(MediaDeviceError(.discoveryFailed, why))
         }
+    }
+
+    /// A receiver gone from the network: its routes end first, with the reason (a device lost
+    /// while in use would end them with a generic one), then it leaves the picker.
+    private func forget(_ id: String) {
+        guard let device = receivers.removeValue(forKey: id)?.device else { return }
+        for receiver in active.values where receiver.device.id == id {
+            self.receiver(receiver, failed: "\(device.displayName) left the network (its AirPlay announcement was withdrawn)")
+        }
+        routingManager.lostDevice(device)
     }
 }

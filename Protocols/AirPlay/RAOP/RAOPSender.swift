@@ -104,12 +104,22 @@ public actor RAOPSender {
         guard rtsp != nil, audioChannel != nil else { throw RAOPError(.notRecording, "send(pcm:) needs a started session") }
         pending += pcm
         let packetSamples = ALACFrame.framesPerPacket * ALACFrame.channels
-        var offset = 0
-        while pending.count - offset >= packetSamples {
-            try await sendPacket(pending[offset..<(offset + packetSamples)])
-            offset += packetSamples
+        // Each packet leaves `pending` before the wait for its time: a `flush` may run during
+        // that wait (an actor is re-entrant) and empty it.
+        while pending.count >= packetSamples {
+            let packet = pending[..<packetSamples]
+            pending.removeFirst(packetSamples)
+            try await sendPacket(packet)
         }
-        pending.removeFirst(offset)
+    }
+
+    /// How much of what was sent the receiver has not played yet (its buffer): a URL paused by
+    /// `flush` resumes this much earlier, so nothing the person did not hear is skipped.
+    public var unplayed: Duration {
+        guard let timeline else { return .zero }
+        let sent = Duration.seconds(Double(timeline.frames) / Double(ALACFrame.sampleRate))
+        let played = max(.zero, ContinuousClock.now - timeline.start - .seconds(Double(configuration.latencyFrames + UInt32(audioLatency ?? 0)) / Double(ALACFrame.sampleRate)))
+        return max(.zero, sent - played)
     }
 
     /// Sends what `send(pcm:)` holds back, padded with silence to a whole packet.

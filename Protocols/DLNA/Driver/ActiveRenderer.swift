@@ -152,8 +152,9 @@ final class ActiveRenderer {
         try await transport("Stop", ["InstanceID": "0"])
     }
 
-    /// After Play, reads the transport state until it plays (or 2 s pass): every millisecond
-    /// for the first 20 (most renderers start within a few), then every 10. The event saying
+    /// After Play, reads the transport state until it plays (or 2 s pass): every 5 ms for the
+    /// first 50 (most renderers start within a few; each reading is a connection of its own, and
+    /// a TV's HTTP server is weak), then every 10. The event saying
     /// PLAYING comes when the renderer's eventing gets to it, often tens of milliseconds after
     /// the fact, and the person waits for that. (Some renderers still say STOPPED for a moment
     /// after accepting Play.)
@@ -166,7 +167,7 @@ final class ActiveRenderer {
             var event = RendererEvent()
             event.transportState = info["CurrentTransportState"]
             apply(event)
-            try? await Task.sleep(for: .now - start < .milliseconds(20) ? .milliseconds(1) : .milliseconds(10))
+            try? await Task.sleep(for: .now - start < .milliseconds(50) ? .milliseconds(5) : .milliseconds(10))
         }
     }
 

@@ -55,11 +55,16 @@ public struct XMLNode: Sendable, Hashable {
             throw XMLError("\(what) is \(bytes.count) bytes, over the limit of \(maximumDocumentLength)")
         }
         guard !bytes.isEmpty else { throw XMLError("\(what) is empty") }
+        let bytes = Array(bytes)
+        // Refused before libxml2 reads its internal subset and entities at all (raw "<!DOCTYPE"
+        // appears nowhere else in a well-formed document but comments and CDATA, which UPnP's lack).
+        if bytes.firstRange(of: Array("<!DOCTYPE".utf8)) != nil {
+            throw XMLError("\(what) has a document type declaration, which UPnP documents never carry")
+        }
         _ = libraryReady
         guard let context = xmlNewParserCtxt() else { throw XMLError("\(what) could not be read: out of memory") }
         defer { xmlFreeParserCtxt(context) }
         let options = Int32(XML_PARSE_NONET.rawValue | XML_PARSE_NOERROR.rawValue | XML_PARSE_NOWARNING.rawValue | XML_PARSE_NOCDATA.rawValue)
-        let bytes = Array(bytes)
         let document = bytes.withUnsafeBufferPointer { buffer in
             buffer.withMemoryRebound(to: CChar.self) { xmlCtxtReadMemory(context, $0.baseAddress, Int32($0.count), nil, nil, options) }
         }
