@@ -21,7 +21,10 @@ extension AirPlayDriver {
                 browseIfNeeded()
                 await listen(to: remote, of: receiver)
                 // Deactivated while it was opening: nothing of it stays.
-                guard activating.contains(session.id) else { return await receiver.close() }
+                guard activating.contains(session.id) else {
+                    await receiver.close()
+                    return stopBrowsingIfUnused()
+                }
                 receiver.sendVolume()
                 active[session.id] = receiver
                 routingManager.activatedDevice(device, session: session)
