@@ -144,6 +144,10 @@ struct AirPlayDriverTests {
                 return nil
             }
             #expect(asked.all == ["password", "again"])
+            // Kept where only the driver's user can read it.
+            let memory = try #require(FileManager.default.enumerator(atPath: bed.harness.state)?.compactMap { $0 as? String }.first { $0.hasSuffix("receivers.json") })
+            let attributes = try FileManager.default.attributesOfItem(atPath: bed.harness.state + "/" + memory)
+            #expect((attributes[.posixPermissions] as? Int) == 0o600)
         }
     }
 

@@ -17,7 +17,13 @@ final class ReceiverMemory {
 
     init(stateDirectory: String) {
         path = (stateDirectory as NSString).appendingPathComponent("receivers.json")
-        entries = (try? JSONDecoder().decode([String: Entry].self, from: Data(contentsOf: URL(fileURLWithPath: path)))) ?? [:]
+        entries = [:]
+        guard let data = FileManager.default.contents(atPath: path) else { return }
+        do {
+            entries = try JSONDecoder().decode([String: Entry].self, from: data)
+        } catch {
+            log("\(path) cannot be read (\(error)): receivers' passwords and volumes start afresh")
+        }
     }
 
     subscript(id: String) -> Entry {
@@ -29,14 +35,21 @@ final class ReceiverMemory {
         }
     }
 
-    /// Written whole and renamed into place, readable by the driver's user only (it holds passwords).
+    /// Written whole to a new file made readable by the driver's user only (it holds passwords),
+    /// flushed to the disk, and renamed into place: a crash leaves the old file or the new one.
     private func save() {
         guard let data = try? JSONEncoder().encode(entries) else { return }
         let temporary = path + ".new"
-        guard FileManager.default.createFile(atPath: temporary, contents: data, attributes: [.posixPermissions: 0o600]) else {
-            return log("cannot write \(temporary): the receivers' passwords and volumes are not kept")
+        unlink(temporary)
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return log("cannot write \(temporary) (\(String(cString: strerror(errno)))): the receivers' passwords and volumes are not kept") }
+        let written = data.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        let synced = fsync(fd) == 0
+        close(fd)
+        guard written == data.count, synced, rename(temporary, path) == 0 else {
+            unlink(temporary)
+            return log("cannot replace \(path) (\(String(cString: strerror(errno)))): the receivers' passwords and volumes are not kept")
         }
-        if rename(temporary, path) != 0 { log("cannot replace \(path): \(String(cString: strerror(errno)))") }
     }
 }
 
