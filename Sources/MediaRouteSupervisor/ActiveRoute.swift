@@ -31,10 +31,6 @@ final class ActiveRoute {
     var mediaOwner: ClientID?
     /// A session start is in progress: the route is taken.
     var isStartingSession = false
-    /// The driver's newest state reported after `session.started` but before the start was
-    /// taken in (the report follows on the wire while the waiting task is still to run): newer
-    /// than the state the start carries, so it is the one stored.
-    var playbackAfterStart: PlaybackStatus?
 
     var volume: Float?
     var muted: Bool?
@@ -110,12 +106,20 @@ enum SessionEvent: Sendable {
 final class SessionMailbox: Sendable {
     /// The driver whose reports this mailbox receives; its death aborts the wait.
     let protocolID: String
-    private let state = Mutex<(queued: [SessionEvent], waiter: CheckedContinuation<SessionEvent, Never>?, started: Bool)>(([], nil, false))
+    private let state = Mutex<(queued: [SessionEvent], waiter: CheckedContinuation<SessionEvent, Never>?, started: Bool, later: PlaybackStatus?)>(
+        ([], nil, false, nil))
 
     init(protocolID: String) { self.protocolID = protocolID }
 
-    /// Whether `session.started` has been delivered: what the driver reports from then on is newer.
-    var hasStarted: Bool { state.withLock { $0.started } }
+    /// The driver's newest playback state reported after `session.started` was delivered but
+    /// before the start was taken in (the report follows on the wire while the waiting task is
+    /// still to run): newer than the state the start carries, so it is the one stored.
+    var stateAfterStart: PlaybackStatus? { state.withLock { $0.later } }
+
+    /// A playback state reported while the start is under way; kept only once it has started.
+    func reported(_ playback: PlaybackStatus) {
+        state.withLock { state in if state.started { state.later = playback } }
+    }
 
     func deliver(_ event: SessionEvent) {
         let waiter: CheckedContinuation<SessionEvent, Never>? = state.withLock { state in

@@ -63,7 +63,7 @@ extension Supervisor {
         on(FromDriver.PlaybackState.self) { supervisor, report, record in
             guard let route = supervisor.routes[report.session], route.record === record else { return }
             if route.isStartingSession {
-                if supervisor.routes.mailboxes[report.session]?.hasStarted == true { route.playbackAfterStart = report.state }
+                supervisor.routes.mailboxes[report.session]?.reported(report.state)
                 return
             }
             guard route.playback != nil else { return }

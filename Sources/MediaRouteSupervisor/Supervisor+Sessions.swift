@@ -45,7 +45,6 @@ extension Supervisor {
         let replacing = route.playback != nil
         endMediaSession(on: route, error: MediaDeviceError(.sessionFailed, "another session replaced it on \(route.device.displayName)"))
         route.isStartingSession = true
-        route.playbackAfterStart = nil
         defer { route.isStartingSession = false }
         let mailbox = SessionMailbox(protocolID: route.record.id)
         routes.mailboxes[route.session.id] = mailbox
@@ -79,8 +78,7 @@ extension Supervisor {
                 }
                 route.application = app
                 route.url = url
-                route.store(playback: route.playbackAfterStart ?? state)
-                route.playbackAfterStart = nil
+                route.store(playback: mailbox.stateAfterStart ?? state)
                 route.mediaOwner = owner
                 announceUpdate(route)
                 return route

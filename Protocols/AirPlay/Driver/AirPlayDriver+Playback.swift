@@ -1,12 +1,14 @@
 import Foundation
 import MediaDevice
 import PCMPlayback
+import RAOP
 
 /// What plays: an app's sample stream (any rate, resampled to AirPlay's 44.1 kHz with libsoxr),
 /// or a URL played here by the local player (a receiver cannot fetch one). One at a time per
 /// receiver, the newest replacing what played. And the volume, AirPlay's one per receiver.
 extension AirPlayDriver {
-    static let format = PCMFormat(sampleRate: 44_100, channels: 2)
+    /// What RAOP carries: Apple Lossless frames of 44.1 kHz stereo.
+    static let format = PCMFormat(sampleRate: ALACFrame.sampleRate, channels: ALACFrame.channels)
 
     func startRealtimeSampleDelivery(session: MediaOutputSession) {
         guard let receiver = active[session.id], let stream = routingManager.realtimeSampleStreams(for: session).last,

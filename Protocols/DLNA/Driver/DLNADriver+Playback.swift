@@ -35,7 +35,6 @@ extension DLNADriver {
                 if let problem = await check?.value {
                     await playback.stop()
                     if active.playback === playback { active.playback = nil }
-                    unpublishMedia(of: active)
                     throw problem
                 }
                 routingManager.started(application: identifier, playbackControl: playback, session: session)

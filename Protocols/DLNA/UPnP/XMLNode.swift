@@ -74,9 +74,6 @@ public struct XMLNode: Sendable, Hashable {
             throw XMLError("\(what) is not well-formed XML (line \(error.line)): \(reason)")
         }
         defer { xmlFreeDoc(document) }
-        guard document.pointee.intSubset == nil else {
-            throw XMLError("\(what) has a document type declaration, which UPnP documents never carry")
-        }
         guard let root = xmlDocGetRootElement(document) else { throw XMLError("\(what) is not well-formed XML: no root element") }
         return try node(root, depth: 1)
     }
