@@ -62,8 +62,9 @@ public final class PrivateAirPlayReceiver: Sendable {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("mediaroute-airplay-\(UUID().uuidString.prefix(8))")
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false)
-            let port = try freeTCPPort()
-            let udpBase = Int.random(in: 3000...5900) * 10
+            let port = try unusedTCPPort()
+            // Its audio, control and timing ports, also below the ephemeral range (see unusedTCPPort).
+            let udpBase = Int.random(in: 2600...3198) * 10
             let passwordLine = password.map { "password = \"\($0)\";" } ?? ""
             let config = directory.appendingPathComponent("shairport-sync.conf").path
             try """
@@ -112,9 +113,10 @@ public final class PrivateAirPlayReceiver: Sendable {
 
     /// The audio it has played so far, as interleaved stereo Int16 (host order), from `byteOffset`.
     public func audio(from byteOffset: Int = 0) -> [Int16] {
-        guard let data = FileManager.default.contents(atPath: audioPath), data.count > byteOffset else { return [] }
-        let bytes = data.dropFirst(byteOffset)
-        return bytes.withUnsafeBytes { raw in Array(raw.bindMemory(to: Int16.self).prefix(bytes.count / 2)) }
+        guard let file = FileHandle(forReadingAtPath: audioPath) else { return [] }
+        defer { try? file.close() }
+        guard (try? file.seek(toOffset: UInt64(max(0, byteOffset)))) != nil, let data = try? file.readToEnd() else { return [] }
+        return data.withUnsafeBytes { raw in Array(raw.bindMemory(to: Int16.self).prefix(data.count / 2)) }
     }
 
     /// How many bytes of audio it has written so far (where a later session's audio starts).
@@ -148,42 +150,32 @@ public final class PrivateAirPlayReceiver: Sendable {
             if let ended = process.exitIfEnded() {
                 throw PrivateDaemonError("shairport-sync \(ended) before accepting RTSP on port \(port); its log:\n\(log)")
             }
-            if Self.accepts(port: port) { return }
+            if let fd = try? await TCPSocket.connect(host: host, port: UInt16(port), timeout: .seconds(1)) {
+                close(fd)
+                return
+            }
             try await Task.sleep(for: .milliseconds(20))
         }
         throw PrivateDaemonError("shairport-sync did not accept RTSP on port \(port) within 20 s; its log:\n\(log)")
     }
 
-    /// Whether a TCP connection to 127.0.0.1:`port` is accepted (closed again at once).
-    private static func accepts(port: Int) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        var address = loopback(port: port)
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+    /// A TCP port nothing listens on, below the kernel's ephemeral range (32768 and up): one
+    /// from that range (what binding port 0 gives) can be taken as the local port of another test's
+    /// outgoing connection before shairport-sync binds it, and it then never listens.
+    private static func unusedTCPPort() throws -> Int {
+        for _ in 0..<50 {
+            let port = Int.random(in: 20_000..<26_000)
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            guard fd >= 0 else { break }
+            defer { close(fd) }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = UInt16(port).bigEndian
+            let bound = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+            }
+            if bound { return port }
         }
-    }
-
-    /// A TCP port on loopback that nothing listens on now (bound to 0, read back, released).
-    private static func freeTCPPort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw PrivateDaemonError("cannot make a socket to find a free port: errno \(errno)") }
-        defer { close(fd) }
-        var address = loopback(port: 0)
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-        }
-        guard bound else { throw PrivateDaemonError("cannot bind a socket on loopback to find a free port: errno \(errno)") }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-
-    private static func loopback(port: Int) -> sockaddr_in {
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = UInt16(port).bigEndian
-        address.sin_addr.s_addr = UInt32(0x7f00_0001).bigEndian
-        return address
+        throw PrivateDaemonError("no TCP port from 20000 to 25999 could be bound for shairport-sync: errno \(errno)")
     }
 }
