@@ -33,8 +33,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-atomics", from: "1.3.0"),
         // HTTP for UPnP/DLNA (SOAP, GENA, the media server): NIOHTTP1's parser and encoders.
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
-        // AirPlay 1 (RAOP): MD5 for RTSP Digest authentication, RSA-OAEP and AES-128-CBC for encrypted streams.
-        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
     ],
     targets: [
         // C: what Swift cannot import from the system headers (CMSG_* macros, packed epoll_event).
@@ -47,7 +45,7 @@ let package = Package(
         systemLibrary("CSBC", pkgConfig: "sbc", apt: ["libsbc-dev"]),
         systemLibrary("CSoxr", pkgConfig: "soxr", apt: ["libsoxr-dev"]),
         systemLibrary("CLibXML2", pkgConfig: "libxml-2.0", apt: ["libxml2-dev"]),
-        // OpenSSL's AES, for the raop-stream benchmark's C baseline only.
+        // OpenSSL's libcrypto: AirPlay 1's RSA-OAEP, AES-128-CBC and Digest MD5, and the C baseline of raop-stream.
         systemLibrary("COpenSSL", pkgConfig: "libcrypto", apt: ["libssl-dev"]),
 
         // The wire protocol: framing, JSON-RPC messages, handshake, fd passing, event loop.
@@ -152,8 +150,7 @@ let package = Package(
         // channels, encryption and Digest authentication: the sender a driver streams to receivers with.
         .target(
             name: "RAOP",
-            dependencies: [.product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
-                           .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto")],
+            dependencies: ["COpenSSL", "PCMPlayback", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio")],
             path: "Protocols/AirPlay/RAOP"
         ),
         .executableTarget(
@@ -226,7 +223,7 @@ let package = Package(
                                    .product(name: "NIOHTTP1", package: "swift-nio")]),
         .testTarget(name: "AirPlayTests", dependencies: ["MediaRouteSupervisor", "MediaDevice", "MediaRouteIPC", "MediaRouteWire", "PrivateDaemons", "TestSupport", "DBus",
                                                        "mediaroute-airplay-driver"]),
-        .testTarget(name: "RAOPTests", dependencies: ["RAOP", "PrivateDaemons", "TestSupport", .product(name: "NIOCore", package: "swift-nio"),
+        .testTarget(name: "RAOPTests", dependencies: ["RAOP", "COpenSSL", "PCMPlayback", "PrivateDaemons", "TestSupport", .product(name: "NIOCore", package: "swift-nio"),
                                                     .product(name: "NIOPosix", package: "swift-nio")]),
         .testTarget(name: "DACPTests", dependencies: ["DACP", "RAOP", "AvahiDiscovery", "DBus", "PrivateDaemons", "TestSupport",
                                                     .product(name: "NIOCore", package: "swift-nio")]),

@@ -2,13 +2,17 @@ import CBenchBaseline
 import Foundation
 import Glibc
 import MediaRouteIPC
+import PCMPlayback
 import PrivateDaemons
 import RAOP
+import Synchronization
 
 /// `raop-stream`: the CPU it takes to stream audio to one AirPlay receiver (a real shairport-sync),
-/// encrypted as AirPort Express and Apple TVs require, per minute of audio: `RAOPSender` fed in
-/// 100 ms pieces, as an app's ring hands them over, against a C loop doing the same framing,
-/// encryption (OpenSSL), RTP and pacing in the same run. PipeWire's RAOP sink would be the other
+/// encrypted as AirPort Express and Apple TVs require, per minute of audio: `RAOPSender` playing a
+/// PCM source in memory (its thread reads it as the driver's reads an app's ring or a decoded
+/// file), against a C loop doing the same framing, encryption (OpenSSL), RTP and pacing, run on
+/// a thread of this process during the same seconds, so both see the same machine: the C loop's
+/// thread CPU is its figure, the rest of the process's CPU ours. PipeWire's RAOP sink would be the other
 /// natural baseline; it needs a PipeWire daemon, which this machine does not run. Also: how long
 /// after the first packet the receiver plays, beside the buffering the protocol itself asks for.
 struct RAOPStreamBenchmark {
@@ -21,33 +25,31 @@ struct RAOPStreamBenchmark {
             let value = Int16(16_000 * sin(2 * Double.pi * 441 * Double(i) / 44_100))
             (pcm[2 * i], pcm[2 * i + 1]) = (value, value)
         }
-        print("raop-stream: \(seconds) s of 44.1 kHz stereo, encrypted, each side in real time")
+        print("raop-stream: \(seconds) s of 44.1 kHz stereo, encrypted, both at once in real time")
 
         let key = (0..<16).map { UInt8($0) }, iv = (0..<16).map { UInt8(255 - $0) }
-        let (sink, port) = try UDPSocket.bind(host: "127.0.0.1")  // nobody reads it
+        let (sink, port) = try UDPSocket.bind(host: "127.0.0.1")
         defer { close(sink) }
-        let baseline = try await onThreadOfItsOwn { [pcm] in
-            pcm.withUnsafeBufferPointer { cbb_raop_stream($0.baseAddress, frames, key, iv, Int32(port)) }
-        }
-        guard baseline > 0 else { throw BenchmarkError("the C RAOP loop failed") }
-
         let receiver = try await PrivateAirPlayReceiver.start(name: "Bench Speaker")
         let sender = RAOPSender(configuration: RAOPSenderConfiguration(host: receiver.host, port: receiver.port, encrypted: true))
-        let (ours, firstAudio): (Double, Duration?)
+        let (ours, baseline, firstAudio): (Double, Double, Duration?)
         do {
             try await sender.start()
-            let streaming = Task {
-                let piece = 4_410 * 2
-                for start in stride(from: 0, to: pcm.count, by: piece) {
-                    try await sender.send(pcm: Array(pcm[start..<min(pcm.count, start + piece)]))
-                }
-                try await sender.finish()
-            }
+            try await sender.play(MemoryPCMSource(pcm))
             // The CPU is counted once the first audio was seen: looking for it is the bench's work.
             let heard = try await Self.firstAudio(at: receiver)
-            let (before, since) = (Self.processCPU(), ContinuousClock.now)
-            try await streaming.value
-            ours = Double(Self.processCPU() - before) / (ContinuousClock.now - since).seconds * Double(seconds)
+            // The C loop's packets are read as a receiver reads ours: waking the reader is part of
+            // what a send costs. The reader's own CPU is nobody's.
+            let reader = SinkReader(socket: sink)
+            let before = Self.processCPU()
+            let loop = try await onThreadOfItsOwn { [pcm] in
+                pcm.withUnsafeBufferPointer { cbb_raop_stream($0.baseAddress, frames, key, iv, Int32(port)) }
+            }
+            let read = reader.stop()
+            guard loop > 0 else { throw BenchmarkError("the C RAOP loop failed") }
+            if case .failed(let error)? = await sender.stopStreaming() { throw error }
+            (ours, baseline) = (Double(Self.processCPU() - before - UInt64(loop) - read.cpu), Double(loop))
+            print("  the C loop's reader took \(read.packets) packets")
             let sent = await sender.firstPacketSent
             firstAudio = heard.flatMap { at in sent.map { at - $0 } }
         } catch {
@@ -60,12 +62,56 @@ struct RAOPStreamBenchmark {
         await receiver.stop()
 
         let perMinute = { (nanoseconds: Double) in nanoseconds / 1e9 * 60 / Double(seconds) }
-        print("  raw C loop (ALAC framing, OpenSSL AES-128-CBC, RTP, sendto, clock_nanosleep): \(format(perMinute(Double(baseline)), digits: 3)) CPU s per minute of audio")
-        print("  RAOPSender to shairport-sync (the whole process): \(format(perMinute(ours), digits: 3)) CPU s per minute of audio")
+        print("  raw C loop (ALAC framing, OpenSSL AES-128-CBC, RTP, sendto, clock_nanosleep), its thread: \(format(perMinute(baseline), digits: 3)) CPU s per minute of audio")
+        print("  RAOPSender to shairport-sync (the rest of the process): \(format(perMinute(ours), digits: 3)) CPU s per minute of audio")
         let buffering = Double(RAOPSenderConfiguration(host: "").latencyFrames + UInt32(audioLatency ?? 0)) / 44_100
         print("  first packet to first audio at the receiver: \(firstAudio.map { format($0.seconds, digits: 3) + " s" } ?? "not seen"), "
             + "the protocol's own buffering \(format(buffering, digits: 3)) s (latency \(RAOPSenderConfiguration(host: "").latencyFrames) frames + Audio-Latency \(audioLatency ?? 0))")
-        printResult("raop-stream", ratio: ours / Double(baseline), target: 1.0)
+        printResult("raop-stream", ratio: ours / baseline, target: 1.0)
+    }
+
+    /// The clip in memory, read as a decoded file or an app's ring is, over and over.
+    private final class MemoryPCMSource: PCMSource {
+        let format = PCMFormat(sampleRate: ALACFrame.sampleRate, channels: ALACFrame.channels)
+        private let samples: [Int16]
+        private let position = Atomic(0)
+
+        init(_ samples: [Int16]) { self.samples = samples }
+
+        func read(into buffer: UnsafeMutableBufferPointer<Int16>, waitingUpTo timeout: Duration) -> PCMRead {
+            let start = position.load(ordering: .relaxed), count = min(buffer.count / 2 * 2, samples.count - start)
+            _ = UnsafeMutableBufferPointer(rebasing: buffer[..<count]).update(fromContentsOf: samples[start..<(start + count)])
+            position.store((start + count) % samples.count, ordering: .relaxed)
+            return .frames(count / 2)
+        }
+    }
+
+    /// A thread reading every datagram that arrives on a socket until stopped; its CPU time.
+    private final class SinkReader: Sendable {
+        private let stopping = Atomic(false)
+        private let done = DispatchSemaphore(value: 0)
+        private let result = Mutex((cpu: UInt64(0), packets: 0))
+
+        init(socket: Int32) {
+            Thread.detachNewThread { [self] in
+                var buffer = [UInt8](repeating: 0, count: 2048), packets = 0
+                while !stopping.load(ordering: .relaxed) {
+                    var ready = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+                    guard poll(&ready, 1, 100) > 0 else { continue }
+                    while recv(socket, &buffer, buffer.count, 0) > 0 { packets += 1 }
+                }
+                var cpu = timespec()
+                clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu)
+                result.withLock { $0 = (UInt64(cpu.tv_sec) * 1_000_000_000 + UInt64(cpu.tv_nsec), packets) }
+                done.signal()
+            }
+        }
+
+        func stop() -> (cpu: UInt64, packets: Int) {
+            stopping.store(true, ordering: .relaxed)
+            done.wait()
+            return result.withLock { $0 }
+        }
     }
 
     /// When a sample above silence first reaches the receiver's output.

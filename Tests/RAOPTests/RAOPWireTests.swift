@@ -1,5 +1,4 @@
-import Crypto
-import _CryptoExtras
+import COpenSSL
 import Testing
 @testable import RAOP
 
@@ -84,8 +83,13 @@ import Testing
         #expect(encrypted.count == 1412)
         #expect(Array(encrypted[1408...]) == Array(payload[1408...]))
         #expect(Array(encrypted[..<16]) != Array(payload[..<16]))
-        let decrypted = try AES._CBC.decrypt(encrypted[..<1408], using: SymmetricKey(data: key), iv: AES._CBC.IV(ivBytes: iv), noPadding: true)
-        #expect(Array(decrypted) == Array(payload[..<1408]))
+        // Decrypted by OpenSSL's other direction, as a receiver does.
+        let context = try #require(EVP_CIPHER_CTX_new())
+        defer { EVP_CIPHER_CTX_free(context) }
+        var decrypted = [UInt8](repeating: 0, count: 1408 + 16), written: Int32 = 0
+        #expect(EVP_DecryptInit_ex(context, EVP_aes_128_cbc(), nil, key, iv) == 1 && EVP_CIPHER_CTX_set_padding(context, 0) == 1)
+        #expect(EVP_DecryptUpdate(context, &decrypted, &written, Array(encrypted[..<1408]), 1408) == 1)
+        #expect(written == 1408 && Array(decrypted[..<1408]) == Array(payload[..<1408]))
         // A 2048-bit RSA block, base64 without padding: 342 characters.
         #expect(encryption.wrappedKeyBase64.count == 342)
         #expect(encryption.ivBase64 == "AAECAwQFBgcICQoLDA0ODw")

@@ -10,7 +10,7 @@ import RAOP
 /// played here), and its volume.
 ///
 /// What changes the stream (play, stop, pause, resume, close) is carried out one change after the
-/// other, in the order asked: each waits for a pump to stop before another reads the source.
+/// other, in the order asked: each waits for the stream to stop before another reads the source.
 @MainActor
 final class ActiveReceiver: SampleOutput {
     let device: MediaOutputDevice
@@ -19,11 +19,10 @@ final class ActiveReceiver: SampleOutput {
     private let memory: ReceiverMemory
     /// A URL played here, if that is what plays.
     private(set) var playback: LocalPlayback?
-    /// What feeds the stream, the app stream it comes from (nil: the URL), and the task sending it.
+    /// What feeds the stream, and the app stream it comes from (nil: the URL); whether it streams.
     private var source: (any PCMSource)?
     private(set) var streamID: String?
-    private var pump: PCMPump?
-    private var streaming: Task<Void, Never>?
+    private var streaming = false
     private var changes: Task<Void, Never>?
     private var volumeChange: Task<Void, Never>?
     /// Where the receiver's own remote control reaches us.
@@ -51,7 +50,7 @@ final class ActiveReceiver: SampleOutput {
             self.streamID = stream
             self.playback = playback
             self.paused = false
-            self.startPump()
+            await self.startStreaming()
         }.value
     }
 
@@ -85,39 +84,31 @@ final class ActiveReceiver: SampleOutput {
         return next
     }
 
-    private func startPump() {
-        guard let source, streaming == nil, !paused else { return }
-        let pump = PCMPump(source: source)
-        self.pump = pump
-        streaming = Task { [sender, weak self] in
-            do throws(RAOPError) {
-                var first = true
-                for await chunk in pump.chunks {
-                    try await sender.send(pcm: chunk)
-                    pump.taken()
-                    // A receiver sets its volume anew for each stream (shairport-sync starts at its
-                    // default): the one kept is said again once the audio flows.
-                    if first { self?.sendVolume() }
-                    first = false
-                }
-                try await sender.finish()
-            } catch {
-                guard !Task.isCancelled else { return }
-                self?.failed("\(self?.device.displayName ?? "the receiver") stopped taking audio: \(error.message)")
-            }
+    /// Has the sender's thread read the source from now on; a failure of the stream (the receiver
+    /// went away) ends the route through `failed`.
+    private func startStreaming() async {
+        guard let source, !streaming, !paused else { return }
+        do throws(RAOPError) {
+            // A receiver sets its volume anew for each stream (shairport-sync starts at its
+            // default): the one kept is said again once the audio flows.
+            try await sender.play(source, onFirstPacket: { Task { @MainActor [weak self] in self?.sendVolume() } })
+        } catch {
+            return failed("\(device.displayName) cannot take audio: \(error.message)")
+        }
+        streaming = true
+        Task { [sender, weak self] in
+            guard case .failed(let error)? = await sender.streamEnded() else { return }
+            self?.failed("\(self?.device.displayName ?? "the receiver") stopped taking audio: \(error.message)")
         }
     }
 
-    /// Stops the pump and its task, waits until nothing is being sent, and has the receiver drop
-    /// what it holds. Returns how much of what was sent the receiver had not played.
+    /// Stops the stream, waits until nothing is being sent, and has the receiver drop what it
+    /// holds. Returns how much of what was sent the receiver had not played.
     @discardableResult
     private func stopStreaming() async -> Duration {
-        guard let streaming, let pump else { return .zero }
-        await pump.stop()
-        streaming.cancel()
-        await streaming.value
-        self.pump = nil
-        self.streaming = nil
+        guard streaming else { return .zero }
+        streaming = false
+        await sender.stopStreaming()
         let unplayed = await sender.unplayed
         try? await sender.flush()
         return unplayed
@@ -127,7 +118,7 @@ final class ActiveReceiver: SampleOutput {
 
     private var paused = false
 
-    /// Paused: the pump stops (the source waits where it is) and the receiver drops its buffer; a
+    /// Paused: the stream stops (the source waits where it is) and the receiver drops its buffer; a
     /// URL goes back by what the receiver held and had not played, so resuming skips nothing.
     var isPaused: Bool {
         get { paused }
@@ -139,7 +130,7 @@ final class ActiveReceiver: SampleOutput {
                     let unplayed = await self.stopStreaming()
                     if let player = self.playback?.player, unplayed > .zero { player.seek(to: max(0, player.position - unplayed.seconds)) }
                 } else {
-                    self.startPump()
+                    await self.startStreaming()
                 }
             }
         }

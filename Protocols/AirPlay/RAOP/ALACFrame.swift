@@ -1,7 +1,7 @@
 /// ALAC frames as RAOP carries them: here the uncompressed ("escape") form, which every ALAC decoder
 /// takes, of 352 stereo 16-bit frames. Its 1,412 bytes: a channel-pair element (tag 1, instance 0),
-/// 12 unused bits, no size, no shift, the escape flag; the samples interleaved big-endian; the end
-/// tag 7; zero bits to the byte.
+/// 12 unused bits, no size, no shift, the escape flag (23 bits in all); the samples interleaved
+/// big-endian; the end tag 7; zero bits to the byte.
 public enum ALACFrame {
     public static let framesPerPacket = 352
     public static let sampleRate = 44100
@@ -11,42 +11,34 @@ public enum ALACFrame {
 
     /// Encodes up to 352 interleaved stereo frames; fewer are padded with silence (a stream's last packet).
     public static func uncompressed(_ interleaved: some Collection<Int16>) -> [UInt8] {
-        var writer = BitWriter(capacity: uncompressedSize)
-        writer.write(1, bits: 3)       // ID_CPE: a channel pair
-        writer.write(0, bits: 4)       // element instance
-        writer.write(0, bits: 12)      // unused
-        writer.write(0, bits: 1)       // no sample count in the header: a full frame
-        writer.write(0, bits: 2)       // no low bits shifted out
-        writer.write(1, bits: 1)       // escape: the samples follow uncompressed
-        var written = 0
-        for sample in interleaved.prefix(framesPerPacket * channels) {
-            writer.write(UInt32(UInt16(bitPattern: sample)), bits: 16)
-            written += 1
+        var samples = Array(interleaved.prefix(framesPerPacket * channels))
+        samples += repeatElement(0, count: framesPerPacket * channels - samples.count)
+        return [UInt8](unsafeUninitializedCapacity: uncompressedSize) { bytes, count in
+            samples.withUnsafeBufferPointer { encode($0.baseAddress!, into: UnsafeMutableRawPointer(bytes.baseAddress!)) }
+            count = uncompressedSize
         }
-        for _ in written..<(framesPerPacket * channels) { writer.write(0, bits: 16) }
-        writer.write(7, bits: 3)       // ID_END
-        return writer.flushed
-    }
-}
-
-/// Bits written most significant first, as ALAC reads them.
-private struct BitWriter {
-    private(set) var bytes: [UInt8]
-    private var accumulator: UInt64 = 0
-    private var pending = 0
-
-    init(capacity: Int) { bytes = []; bytes.reserveCapacity(capacity) }
-
-    mutating func write(_ value: UInt32, bits: Int) {
-        accumulator = accumulator << bits | UInt64(value) & ((1 << bits) - 1)
-        pending += bits
-        while pending >= 8 {
-            pending -= 8
-            bytes.append(UInt8(truncatingIfNeeded: accumulator >> pending))
-        }
-        accumulator &= (1 << pending) - 1
     }
 
-    /// The bytes so far, the last one padded with zero bits.
-    var flushed: [UInt8] { pending == 0 ? bytes : bytes + [UInt8(truncatingIfNeeded: accumulator << (8 - pending))] }
+    /// Writes one frame of exactly 352 stereo frames (704 samples) at `out`, `uncompressedSize`
+    /// bytes: the sending thread's path, with no allocation. The 23-bit header leaves every sample
+    /// 7 bits off the byte grid, so each output pair is 7 bits carried from the last sample and the
+    /// top 9 of this one.
+    public static func encode(_ samples: UnsafePointer<Int16>, into out: UnsafeMutableRawPointer) {
+        let bytes = out.assumingMemoryBound(to: UInt8.self)
+        // The header, 001 0000 000000000000 0 00 1: its first 16 bits out, its last 7 (…0000001) carried.
+        bytes[0] = 0x20
+        bytes[1] = 0x00
+        var carried: UInt32 = 0x01
+        for index in 0..<(framesPerPacket * channels) {
+            let sample = UInt32(UInt16(bitPattern: samples[index]))
+            let bits = carried << 16 | sample
+            bytes[2 + 2 * index] = UInt8(truncatingIfNeeded: bits >> 15)
+            bytes[3 + 2 * index] = UInt8(truncatingIfNeeded: bits >> 7)
+            carried = sample & 0x7f
+        }
+        // The end tag 111 after the last 7 bits, then zeros to the byte.
+        let end = carried << 3 | 0x7
+        bytes[uncompressedSize - 2] = UInt8(truncatingIfNeeded: end >> 2)
+        bytes[uncompressedSize - 1] = UInt8(truncatingIfNeeded: end << 6)
+    }
 }

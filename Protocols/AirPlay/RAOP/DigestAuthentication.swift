@@ -1,4 +1,4 @@
-import Crypto
+import COpenSSL
 
 /// RTSP Digest authentication (RFC 2617 with MD5, no qop) as AirPlay receivers with `pw=true` ask
 /// for it: the challenge from a 401's `WWW-Authenticate`, and the `Authorization` header each
@@ -37,9 +37,13 @@ public struct DigestAuthentication: Sendable, Equatable {
 
     /// Lower-case hex, as RFC 2617 (and shairport-sync, which compares exactly) has it.
     static func md5Hex(_ text: String) -> String {
-        Insecure.MD5.hash(data: Array(text.utf8)).map { byte in
-            let digits = Array("0123456789abcdef")
-            return String([digits[Int(byte >> 4)], digits[Int(byte & 0x0f)]])
-        }.joined()
+        let bytes = Array(text.utf8)
+        var digest = [UInt8](repeating: 0, count: 16)
+        var length: UInt32 = 0
+        // MD5 cannot fail on bytes in memory; a libcrypto without it would leave the answer empty
+        // and the receiver would say 401, which the caller reports.
+        guard EVP_Digest(bytes, bytes.count, &digest, &length, EVP_md5(), nil) == 1 else { return "" }
+        let digits = Array("0123456789abcdef")
+        return String(digest[..<Int(length)].flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0x0f)]] })
     }
 }

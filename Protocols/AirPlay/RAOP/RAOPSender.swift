@@ -1,13 +1,15 @@
 import NIOCore
 import NIOPosix
+import PCMPlayback
 
 /// One AirPlay 1 stream to one receiver: the RTSP session (OPTIONS, ANNOUNCE, SETUP, RECORD,
 /// SET_PARAMETER, FLUSH, TEARDOWN, with Digest authentication), and the audio as ALAC in RTP,
-/// paced in real time against the monotonic clock, with sync packets each second, resends from a
-/// history and answers to the receiver's timing requests.
+/// paced in real time against the monotonic clock by a thread of its own (`RAOPStreamer`), with
+/// sync packets each second, resends from a history and answers to the receiver's timing requests.
 ///
-/// An actor: `send(pcm:)` suspends between packets, so volume and flush calls interleave with a
-/// stream in progress and see a consistent state.
+/// Audio comes from a `PCMSource` the stream's thread reads (`play`), or in pieces a caller hands
+/// over (`send(pcm:)`). An actor: volume, metadata and flush calls interleave with a stream in
+/// progress and see a consistent state.
 ///
 /// Each stream (the first packet after `start`, after `flush`, or after an underrun) is led by
 /// `leadInFrames` of silence, sent at once and timed before the caller's first frame: shairport-sync
@@ -18,8 +20,9 @@ public actor RAOPSender {
     public let configuration: RAOPSenderConfiguration
     /// The receiver's `Audio-Latency` from its RECORD answer, in frames.
     public private(set) var audioLatency: Int?
-    /// When the first audio packet of the stream left (for first-audio latency figures).
-    public private(set) var firstPacketSent: ContinuousClock.Instant?
+    /// When the first audio packet of the session left (for first-audio latency figures).
+    public var firstPacketSent: ContinuousClock.Instant? { firstPacket ?? streamer?.progress.firstPacketAt }
+    private var firstPacket: ContinuousClock.Instant?
 
     private let history = PacketHistory()
     private let resendResponder: RAOPResendResponder
@@ -30,20 +33,23 @@ public actor RAOPSender {
     private var encryption: RAOPEncryption?
     private var authentication: DigestAuthentication?
     private var session: String?
+    /// The control and timing channels (event loop), and the UDP sockets the stream's thread sends on.
     private var channels: [any Channel] = []
-    private var audioChannel: (any Channel)?
-    private var controlChannel: (any Channel)?
-    private var audioAddress: SocketAddress?
-    private var controlAddress: SocketAddress?
+    private var sockets: RAOPStreamer.Sockets?
+    /// The control channel's socket (the channel owns it), which the stream's thread sends syncs on.
+    private var controlSocket: Int32?
+    /// The next packet's sequence number and timestamp: where the next stream starts.
     private var sequence = UInt16.random(in: .min ... .max)
     private var timestamp = UInt32.random(in: .min ... .max)
-    /// Where the stream's clock started, and how many frames were sent since: packet n is due at
-    /// start + n × 352 / 44,100 s, so a late wake-up never accumulates into drift.
-    private var timeline: (start: ContinuousClock.Instant, frames: Int)?
-    private var packetsSinceSync = 0
+    /// The stream being sent, what `send(pcm:)` feeds it with, and its end being waited for.
+    private var streamer: RAOPStreamer?
+    private var queue: PCMQueue?
+    private var retiring: Task<RAOPStreamEnding?, Never>?
+    /// What the last stream had done when it ended (for `unplayed` after it).
+    private var lastProgress: RAOPStreamer.Progress?
+    private var retiredLeadIn = 0
     /// Silent lead-in packets sent so far (each stream and each resume starts with some).
-    public private(set) var leadInPacketsSent = 0
-    private var pending: [Int16] = []
+    public var leadInPacketsSent: Int { retiredLeadIn + (streamer?.progress.leadInPackets ?? 0) }
 
     public init(configuration: RAOPSenderConfiguration) {
         self.configuration = configuration
@@ -76,19 +82,14 @@ public actor RAOPSender {
             _ = try await request("ANNOUNCE", headers: [("Content-Type", "application/sdp")], body: Array(sdp.text.utf8))
             try await openChannels()
             let setup = try await request("SETUP", headers: [
-                ("Transport", "RTP/AVP/UDP;unicast;interleaved=0-1;mode=record;control_port=\(controlChannel?.localAddress?.port ?? 0);timing_port=\(channels.last?.localAddress?.port ?? 0)"),
+                ("Transport", "RTP/AVP/UDP;unicast;interleaved=0-1;mode=record;control_port=\(channels.first?.localAddress?.port ?? 0);timing_port=\(channels.last?.localAddress?.port ?? 0)"),
             ])
             guard let transportHeader = setup.header("Transport") else {
                 throw RAOPError(.malformedResponse, "the receiver's SETUP answer has no Transport header")
             }
             let transport = try RTSPTransport(header: transportHeader)
             session = setup.header("Session").map { String($0.split(separator: ";").first ?? "") }
-            do {
-                audioAddress = try SocketAddress.makeAddressResolvingHost(client.remoteAddress, port: transport.serverPort)
-                controlAddress = try SocketAddress.makeAddressResolvingHost(client.remoteAddress, port: transport.controlPort)
-            } catch {
-                throw RAOPError(.malformedResponse, "the receiver's address \(client.remoteAddress) is not usable for UDP: \(error)")
-            }
+            try connectAudio(to: client, transport: transport)
             let record = try await request("RECORD", headers: [("Range", "npt=0-"), ("RTP-Info", "seq=\(sequence);rtptime=\(timestamp)")])
             audioLatency = record.header("Audio-Latency").flatMap { Int($0.trimmingSpaces) }
             try await waitForTimingExchange()
@@ -98,36 +99,80 @@ public actor RAOPSender {
         }
     }
 
+    /// Streams `source` (44.1 kHz stereo) from now on, read and paced by a thread of its own, in
+    /// place of what streamed; until the source ends, `stopStreaming`, `flush` or `teardown`.
+    /// `onFirstPacket` runs on that thread once the stream's first packet left.
+    public func play(_ source: any PCMSource, onFirstPacket: @escaping @Sendable () -> Void = {}) async throws(RAOPError) {
+        await retire(stopping: true)
+        guard let sockets else { throw RAOPError(.notRecording, "play needs a started session") }
+        let start = RAOPStreamer.Start(sequence: sequence, timestamp: timestamp, ssrc: ssrc, latencyFrames: configuration.latencyFrames,
+                                       leadInPackets: (configuration.leadInFrames + ALACFrame.framesPerPacket - 1) / ALACFrame.framesPerPacket,
+                                       encryption: encryption)
+        streamer = try RAOPStreamer(source: source, sockets: sockets, start: start, history: history, onFirstPacket: onFirstPacket)
+    }
+
+    /// Stops the stream (the receiver plays what it holds unless `flush` follows); how it ended,
+    /// nil if none was streaming.
+    @discardableResult
+    public func stopStreaming() async -> RAOPStreamEnding? { await retire(stopping: true) }
+
+    /// Waits until the stream ends by itself (its source ended, or the receiver went away).
+    public func streamEnded() async -> RAOPStreamEnding? { await retire(stopping: false) }
+
     /// Streams 44.1 kHz interleaved stereo samples, 352 frames a packet, each packet sent when due
-    /// in real time. Samples short of a whole packet wait for the next call (or `finish`).
+    /// in real time: returns once they are queued, waiting while half a second is queued already.
+    /// Samples short of a whole packet wait for the next call (or `finish`).
     public func send(pcm: [Int16]) async throws(RAOPError) {
-        guard rtsp != nil, audioChannel != nil else { throw RAOPError(.notRecording, "send(pcm:) needs a started session") }
-        pending += pcm
-        let packetSamples = ALACFrame.framesPerPacket * ALACFrame.channels
-        // Each packet leaves `pending` before the wait for its time: a `flush` may run during
-        // that wait (an actor is re-entrant) and empty it.
-        while pending.count >= packetSamples {
-            let packet = pending[..<packetSamples]
-            pending.removeFirst(packetSamples)
-            try await sendPacket(packet)
+        if let ending = streamer?.ending, case .failed(let error) = ending {
+            await retire(stopping: true)
+            throw error
         }
+        if queue == nil || streamer == nil {
+            let queue = PCMQueue()
+            try await play(queue)
+            self.queue = queue
+        }
+        await queue?.append(pcm)
+    }
+
+    /// Sends what `send(pcm:)` queued, the last packet padded with silence, and returns once it left.
+    public func finish() async throws(RAOPError) {
+        guard queue != nil else { return }
+        queue?.finish()
+        if case .failed(let error)? = await retire(stopping: false) { throw error }
     }
 
     /// How much of what was sent the receiver has not played yet (its buffer): a URL paused by
     /// `flush` resumes this much earlier, so nothing the person did not hear is skipped.
     public var unplayed: Duration {
-        guard let timeline else { return .zero }
-        let sent = Duration.seconds(Double(timeline.frames) / Double(ALACFrame.sampleRate))
-        let played = max(.zero, ContinuousClock.now - timeline.start - .seconds(Double(configuration.latencyFrames + UInt32(audioLatency ?? 0)) / Double(ALACFrame.sampleRate)))
-        return max(.zero, sent - played)
+        guard let timeline = (streamer?.progress ?? lastProgress)?.timeline else { return .zero }
+        let rate = Double(ALACFrame.sampleRate)
+        let sent = Double(timeline.frames) / rate
+        let played = Double(MonotonicClock.now() &- timeline.start) / 1e9 - Double(configuration.latencyFrames + UInt32(audioLatency ?? 0)) / rate
+        return .seconds(max(0, sent - max(0, played)))
     }
 
-    /// Sends what `send(pcm:)` holds back, padded with silence to a whole packet.
-    public func finish() async throws(RAOPError) {
-        guard !pending.isEmpty else { return }
-        let last = pending
-        pending = []
-        try await sendPacket(last[...])
+    /// Ends the stream and takes over where it left the wire (sequence, timestamp). `stopping`
+    /// false waits for it to end by itself. Every caller waits for the same end, and a stop asked
+    /// while others wait for the natural end still stops it.
+    @discardableResult
+    private func retire(stopping: Bool) async -> RAOPStreamEnding? {
+        if stopping {
+            streamer?.stop()
+            queue?.finish()
+        }
+        if retiring == nil, let streamer {
+            retiring = Task {
+                let ending = await streamer.ended
+                let progress = streamer.progress
+                (sequence, timestamp, lastProgress) = (progress.sequence, progress.timestamp, progress)
+                retiredLeadIn += progress.leadInPackets
+                firstPacket = firstPacket ?? progress.firstPacketAt
+                (self.streamer, queue, retiring) = (nil, nil, nil)
+                return ending
+            }
+        }
+        return await retiring?.value ?? nil
     }
 
     /// Sets the receiver's volume in AirPlay's dB scale: −30 (quietest) to 0, or −144 for mute.
@@ -167,64 +212,17 @@ public actor RAOPSender {
     /// timeline with a flagged first sync, the lead-in silence and the marker. Samples held back
     /// for a whole packet are dropped with the rest.
     public func flush() async throws(RAOPError) {
+        await retire(stopping: true)
+        lastProgress = nil
         _ = try await request("FLUSH", headers: [("RTP-Info", "seq=\(sequence);rtptime=\(timestamp)")])
-        pending = []
-        timeline = nil
     }
 
     /// Ends the session (TEARDOWN, whose failure is ignored: the receiver may be gone) and closes
     /// every socket. Safe to call twice.
     public func teardown() async {
+        await retire(stopping: true)
         if rtsp != nil { _ = try? await request("TEARDOWN") }
         await closeAll()
-    }
-
-    private func sendPacket(_ samples: ArraySlice<Int16>) async throws(RAOPError) {
-        guard let audioChannel, let audioAddress else {
-            throw RAOPError(.notRecording, "the session has no audio channel (not started, or torn down)")
-        }
-        let now = ContinuousClock.now
-        if let current = timeline {
-            let due = current.start + .seconds(Double(current.frames) / Double(ALACFrame.sampleRate))
-            if now - due > .milliseconds(500) {
-                // The caller fell behind (an underrun): start the timeline again rather than burst.
-                try beginStream(at: now, channel: audioChannel, address: audioAddress)
-            } else if due > now {
-                do { try await Task.sleep(until: due, clock: .continuous) } catch {
-                    throw RAOPError(.notRecording, "the stream was cancelled")
-                }
-            }
-        } else {
-            try beginStream(at: now, channel: audioChannel, address: audioAddress)
-        }
-        if packetsSinceSync >= ALACFrame.sampleRate / ALACFrame.framesPerPacket { sendSync(first: false) }
-        try emit(samples, marker: false, channel: audioChannel, address: audioAddress)
-        timeline?.frames += ALACFrame.framesPerPacket
-    }
-
-    /// Starts a timeline at `now`: the first sync (flagged) ties the caller's first frame to now,
-    /// then the lead-in silence goes out at once with timestamps just before it, the first packet
-    /// marked (see the type's comment for why the silence).
-    private func beginStream(at now: ContinuousClock.Instant, channel: any Channel, address: SocketAddress) throws(RAOPError) {
-        let packets = (configuration.leadInFrames + ALACFrame.framesPerPacket - 1) / ALACFrame.framesPerPacket
-        sendSync(first: true, nextTimestamp: timestamp &+ UInt32(packets * ALACFrame.framesPerPacket))
-        let silence = [Int16](repeating: 0, count: ALACFrame.framesPerPacket * ALACFrame.channels)
-        for index in 0..<packets { try emit(silence[...], marker: index == 0, channel: channel, address: address) }
-        timeline = (now, 0)
-        leadInPacketsSent += packets
-    }
-
-    /// One audio packet out, at the next sequence number and timestamp, kept for resends.
-    private func emit(_ samples: ArraySlice<Int16>, marker: Bool, channel: any Channel, address: SocketAddress) throws(RAOPError) {
-        var payload = ALACFrame.uncompressed(samples)
-        if let encryption { payload = try encryption.encrypt(payload) }
-        let packet = RTPAudioPacket(marker: marker, sequence: sequence, timestamp: timestamp, ssrc: ssrc, payload: payload).bytes
-        history.record(sequence: sequence, bytes: packet)
-        channel.writeAndFlush(AddressedEnvelope(remoteAddress: address, data: channel.allocator.buffer(bytes: packet)), promise: nil)
-        if firstPacketSent == nil { firstPacketSent = .now }
-        sequence &+= 1
-        timestamp &+= UInt32(ALACFrame.framesPerPacket)
-        packetsSinceSync += 1
     }
 
     /// How long `start` waited for the receiver's first timing request (nil before it did).
@@ -242,16 +240,6 @@ public actor RAOPSender {
             do { try await Task.sleep(for: .milliseconds(2)) } catch { throw RAOPError(.notRecording, "the start was cancelled") }
         }
         timingWait = clock.now - started
-    }
-
-    /// Ties `nextTimestamp` (the next packet's, unless a lead-in goes first) to now: the receiver
-    /// plays it `latencyFrames` later.
-    private func sendSync(first: Bool, nextTimestamp: UInt32? = nil) {
-        guard let controlChannel, let controlAddress else { return }
-        let next = nextTimestamp ?? timestamp
-        let sync = RAOPControlPacket.sync(first: first, playingTimestamp: next &- configuration.latencyFrames, time: .now(), nextTimestamp: next)
-        controlChannel.writeAndFlush(AddressedEnvelope(remoteAddress: controlAddress, data: controlChannel.allocator.buffer(bytes: sync.bytes)), promise: nil)
-        packetsSinceSync = 0
     }
 
     /// One request with the session's headers and authorization; a 401 is answered once with the
@@ -291,35 +279,52 @@ public actor RAOPSender {
         }
     }
 
-    /// The audio, control and timing UDP sockets, on ephemeral ports of the address the RTSP
-    /// connection leaves from.
+    /// The control and timing UDP sockets, on ephemeral ports of the address the RTSP connection
+    /// leaves from, read by the event loop. The control socket is opened here and handed to the
+    /// event loop, so that the stream's thread can send its sync packets on it too.
     private func openChannels() async throws(RAOPError) {
         let local = rtsp?.localAddress ?? "0.0.0.0"
+        guard let address = UDPAddress(host: local, port: 0) else { throw RAOPError(.connectionFailed, "the local address \(local) is not numeric") }
+        let control = try address.bindSocket()
         do {
-            for handler in [nil, resendResponder as (any ChannelHandler & Sendable)?, timingResponder] {
-                let bootstrap = DatagramBootstrap(group: MultiThreadedEventLoopGroup.singleton).channelInitializer { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        if let handler { try channel.pipeline.syncOperations.addHandler(handler) }
-                    }
-                }
-                channels.append(try await bootstrap.bind(host: local, port: 0).get())
+            let resends = DatagramBootstrap(group: MultiThreadedEventLoopGroup.singleton).channelInitializer { [resendResponder] channel in
+                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(resendResponder) }
             }
+            channels.append(try await resends.withBoundSocket(control).get())
+            controlSocket = control
         } catch {
-            throw RAOPError(.connectionFailed, "cannot open UDP sockets on \(local) for audio, control and timing: \(error)")
+            close(control)
+            throw RAOPError(.connectionFailed, "cannot read the control socket on \(local): \(error)")
         }
-        audioChannel = channels[0]
-        controlChannel = channels[1]
+        do {
+            let timing = DatagramBootstrap(group: MultiThreadedEventLoopGroup.singleton).channelInitializer { [timingResponder] channel in
+                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(timingResponder) }
+            }
+            channels.append(try await timing.bind(host: local, port: 0).get())
+        } catch {
+            throw RAOPError(.connectionFailed, "cannot open a UDP socket on \(local) for timing: \(error)")
+        }
+    }
+
+    /// The audio socket, connected to the receiver's audio port, and the receiver's control address.
+    private func connectAudio(to client: RTSPClient, transport: RTSPTransport) throws(RAOPError) {
+        guard let local = UDPAddress(host: client.localAddress, port: 0), let audio = UDPAddress(host: client.remoteAddress, port: transport.serverPort),
+              let control = UDPAddress(host: client.remoteAddress, port: transport.controlPort), let controlSocket else {
+            throw RAOPError(.malformedResponse, "the receiver's address \(client.remoteAddress) is not usable for UDP")
+        }
+        sockets = RAOPStreamer.Sockets(audio: try local.bindSocket(connectedTo: audio), control: controlSocket, controlAddress: control)
     }
 
     private func closeAll() async {
         let open = channels
         channels = []
-        audioChannel = nil
-        controlChannel = nil
+        if let sockets { close(sockets.audio) }
+        sockets = nil
+        controlSocket = nil
         for channel in open { try? await channel.close() }
         await rtsp?.close()
         rtsp = nil
-        timeline = nil
+        lastProgress = nil
     }
 }
 

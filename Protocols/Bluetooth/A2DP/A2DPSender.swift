@@ -338,8 +338,7 @@ public final class A2DPSender: Sendable {
                 var ready = pollfd(fd: control.read, events: Int16(POLLIN), revents: 0)
                 if poll(&ready, 1, Int32(clamping: remaining / 1_000_000)) > 0 { drainControl() }
             } else {
-                var until = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
-                _ = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, nil)
+                MonotonicClock.sleep(until: deadline)
             }
         }
     }
@@ -359,9 +358,5 @@ public final class A2DPSender: Sendable {
         while Glibc.read(control.read, &bytes, 32) == 32 {}
     }
 
-    static func now() -> UInt64 {
-        var time = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &time)
-        return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
-    }
+    static func now() -> UInt64 { MonotonicClock.now() }
 }

@@ -1,0 +1,59 @@
+import Glibc
+
+/// The sending thread's packet maker: RTP header, ALAC frame and encryption written into one
+/// buffer made once, the packet kept for resends and sent on the audio socket; and the sync
+/// packets on the control socket. Counts the sequence number and RTP timestamp of the stream.
+struct PacketWriter {
+    private let packet: UnsafeMutableRawBufferPointer
+    private let sockets: RAOPStreamer.Sockets
+    private let cipher: AESCBCEncryptor?
+    private let history: PacketHistory
+    private(set) var sequence: UInt16
+    private(set) var timestamp: UInt32
+    private(set) var packetsSinceSync = 0
+    private(set) var packets = 0
+    private(set) var dropped = 0
+
+    init(packet: UnsafeMutableRawBufferPointer, sockets: RAOPStreamer.Sockets, start: RAOPStreamer.Start, cipher: AESCBCEncryptor?, history: PacketHistory) {
+        self.packet = packet
+        self.sockets = sockets
+        self.cipher = cipher
+        self.history = history
+        sequence = start.sequence
+        timestamp = start.timestamp
+        packet.storeBytes(of: 0x80, toByteOffset: 0, as: UInt8.self)
+        packet.storeBytes(of: start.ssrc.bigEndian, toByteOffset: 8, as: UInt32.self)
+    }
+
+    /// One audio packet of 352 stereo frames out, at the next sequence number and timestamp. A
+    /// receiver whose port refuses (it went away) is a failure; a full socket buffer drops the
+    /// packet (the receiver asks for it again).
+    mutating func emit(_ samples: UnsafeMutableBufferPointer<Int16>, marker: Bool) -> RAOPError? {
+        packet.storeBytes(of: (marker ? 0x80 : 0) | RTPAudioPacket.payloadType, toByteOffset: 1, as: UInt8.self)
+        packet.storeBytes(of: sequence.bigEndian, toByteOffset: 2, as: UInt16.self)
+        packet.storeBytes(of: timestamp.bigEndian, toByteOffset: 4, as: UInt32.self)
+        ALACFrame.encode(samples.baseAddress!, into: packet.baseAddress! + 12)
+        do throws(RAOPError) { try cipher?.encryptWholeBlocks(UnsafeMutableRawBufferPointer(rebasing: packet[12...])) } catch { return error }
+        history.record(sequence: sequence, bytes: UnsafeRawBufferPointer(packet))
+        if send(sockets.audio, packet.baseAddress, packet.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) < 0 {
+            switch errno {
+            case ECONNREFUSED, EHOSTUNREACH, ENETUNREACH:
+                return RAOPError(.connectionClosed, "the receiver no longer takes audio: its audio port refused a packet (\(String(cString: strerror(errno))))")
+            default:
+                dropped += 1
+            }
+        }
+        sequence &+= 1
+        timestamp &+= UInt32(ALACFrame.framesPerPacket)
+        packetsSinceSync += 1
+        packets += 1
+        return nil
+    }
+
+    /// Ties `nextTimestamp` to now: the receiver plays it `latencyFrames` later.
+    mutating func sync(first: Bool, nextTimestamp: UInt32, latencyFrames: UInt32) {
+        let sync = RAOPControlPacket.sync(first: first, playingTimestamp: nextTimestamp &- latencyFrames, time: .now(), nextTimestamp: nextTimestamp).bytes
+        sockets.controlAddress.send(sync, from: sockets.control)
+        packetsSinceSync = 0
+    }
+}
