@@ -43,9 +43,16 @@ public final class MediaFileServer: @unchecked Sendable {
 
     /// Writes a stereo 48 kHz WAV of a `frequency` Hz tone lasting `seconds`, titled `title`.
     public static func makeTone(at path: String, seconds: Double, frequency: Int = 440, title: String) async throws {
-        let output = try await ChildOutput.run("/usr/bin/ffmpeg", ["-hide_banner", "-loglevel", "error", "-y", "-f", "lavfi",
-                                                                   "-i", "sine=frequency=\(frequency):sample_rate=48000:duration=\(seconds)",
-                                                                   "-ac", "2", "-metadata", "title=\(title)", path])
+        try await makeTones(at: path, [(frequency, seconds)], title: title)
+    }
+
+    /// Tones one after the other (`frequency` for `seconds` each), as one file: a seek is heard by
+    /// the tone that plays after it.
+    public static func makeTones(at path: String, _ parts: [(frequency: Int, seconds: Double)], title: String) async throws {
+        let inputs = parts.flatMap { ["-f", "lavfi", "-i", "sine=frequency=\($0.frequency):sample_rate=48000:duration=\($0.seconds)"] }
+        let joined = (0..<parts.count).map { "[\($0):a]" }.joined() + "concat=n=\(parts.count):v=0:a=1"
+        let output = try await ChildOutput.run("/usr/bin/ffmpeg", ["-hide_banner", "-loglevel", "error", "-y"] + inputs
+                                                   + ["-filter_complex", joined, "-ac", "2", "-metadata", "title=\(title)", path])
         guard output.termination == .exited(0) else { throw PrivateDaemonError("ffmpeg could not make \(path): \(output.standardError)") }
     }
 }

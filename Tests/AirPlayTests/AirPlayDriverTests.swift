@@ -72,6 +72,37 @@ struct AirPlayDriverTests {
         }
     }
 
+    /// A seek drops what the receiver held from before it (FLUSH): of the first tone no more than
+    /// half a second plays after the seek, where the ~2 s the receiver buffers would without it,
+    /// and the tone at the new position follows.
+    @Test func aSeekDropsWhatTheReceiverHeldFromBeforeIt() async throws {
+        try await AirPlayTestBed.run { bed in
+            let name = AirPlayTestBed.name
+            _ = try await bed.supervisor.activate(name) { _ in nil }
+            let file = bed.harness.root + "/two-tones.wav"
+            try await MediaFileServer.makeTones(at: file, [(441, 10), (882, 10)], title: "Two Tones")
+            let start = bed.receiver.audioBytes
+            _ = try await bed.supervisor.startSession(name, url: URL(fileURLWithPath: file).absoluteString)
+            _ = try await bed.lastSecond(after: start, seconds: 2)
+            let mark = bed.receiver.audioBytes
+            _ = try await bed.supervisor.setPlayback(name, PlaybackChanges(position: 12))
+            /// The tone of each tenth of a second the receiver played since the seek (0: quiet).
+            func tenths() -> [Double] {
+                let left = ToneAnalysis.channel(0, of: bed.receiver.audio(from: mark), channels: 2)
+                return stride(from: 0, to: left.count - 4_410 + 1, by: 4_410).map { start in
+                    let block = Array(left[start..<(start + 4_410)])
+                    return (block.map(abs).max() ?? 0) < 0.05 ? 0 : ToneAnalysis.frequency(of: block, sampleRate: 44_100)
+                }
+            }
+            func isTone(_ frequency: Double) -> (Double) -> Bool { { abs($0 - frequency) < 20 } }
+            try await bed.harness.waitUntil("a second of the tone sought to", seconds: 20) { tenths().filter(isTone(882)).count >= 10 }
+            let heard = tenths()
+            let before = heard.prefix { !isTone(882)($0) }.filter(isTone(441)).count
+            print("AirPlay seek: tenths of a second after it, by tone: \(heard.map { Int($0) })")
+            #expect(before <= 5, "\(before) tenths of the first tone played after the seek: \(heard.map { Int($0) })")
+        }
+    }
+
     @Test func theReceiversOwnRemoteReachesThePlaybackAndTheVolume() async throws {
         try await AirPlayTestBed.run { bed in
             let name = AirPlayTestBed.name

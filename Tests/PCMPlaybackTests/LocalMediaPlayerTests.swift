@@ -365,6 +365,8 @@ func unusedPort() throws -> UInt16 {
     var isPaused = false
     var volume: Float = 1
     var isMuted = false
+    var jumps = 0
+    func sourceJumped() { jumps += 1 }
 }
 
 @MainActor final class ChangeCount {
@@ -413,6 +415,7 @@ func readElsewhere(_ player: LocalMediaPlayer, frames: Int?) async -> (samples: 
         playback.isPlaying = false
         playback.currentPlaybackPosition = 2.5
         #expect(playback.currentPlaybackPosition == 2.5 && playback.state == .paused)
+        #expect(output.jumps == 1)  // the device drops what it held from before the seek
         playback.isPlaying = true
         #expect(!output.isPaused && playback.state == .loading)
 

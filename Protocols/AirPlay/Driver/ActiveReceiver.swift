@@ -136,6 +136,16 @@ final class ActiveReceiver: SampleOutput {
         }
     }
 
+    /// A seek: the receiver drops the ~2 s it holds from before it (FLUSH), and the stream starts
+    /// again from where the source now is.
+    func sourceJumped() {
+        enqueue {
+            guard self.streaming else { return }
+            await self.stopStreaming()
+            await self.startStreaming()
+        }
+    }
+
     /// The receiver's volume, remembered for its next activation.
     var volume: Float {
         get { memory[device.id].volume ?? 1 }

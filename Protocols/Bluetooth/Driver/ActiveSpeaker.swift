@@ -123,6 +123,9 @@ final class ActiveSpeaker: SampleOutput {
         didSet { urlSender.map { isPaused ? $0.pause() : $0.resume() } }
     }
 
+    /// Nothing to drop: the sink holds no more than the sender's lead (10 ms) beyond its own buffer.
+    func sourceJumped() {}
+
     var volume: Float {
         get {
             if let lastSet { return lastSet.level }
