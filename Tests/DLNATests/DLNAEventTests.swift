@@ -77,6 +77,33 @@ struct DLNAEventTests {
         }
     }
 
+    /// A renderer that reboots at the same address while its route is idle (killed: no byebye)
+    /// has forgotten our subscriptions: the next renewal is refused (412), the driver subscribes
+    /// afresh (CALLBACK and NT again), says so, and the renderer's events reach the system again.
+    @Test func aRendererThatForgotOurSubscriptionsIsSubscribedAfresh() async throws {
+        try await DLNATestBed.run(environment: ["MEDIAROUTE_DLNA_EVENT_SECONDS": "3"]) { bed in
+            let renderer = try await bed.addRenderer("Cellar Speaker")
+            let tap = try await bed.wireTap(on: renderer)
+            try await route(bed, "Cellar Speaker")
+            try await bed.harness.waitUntil("both services evented to us") { ourSIDs(tap).count == 2 }
+            let first = ourSIDs(tap)
+            await renderer.kill()
+            try await renderer.restart()
+            try await bed.harness.waitUntil("subscribed afresh to both services", seconds: 10) { ourSIDs(tap).subtracting(first).count == 2 }
+            let fresh = ourSIDs(tap).subtracting(first)
+            let resubscriptions = tap.requests.filter { $0.method == "SUBSCRIBE" && $0.sid == nil }.dropFirst(2)
+            #expect(Set(resubscriptions.map(\.path)) == Set(Self.eventPaths))
+            #expect(resubscriptions.allSatisfy { $0.hasCallback && $0.hasNT && $0.timeout == "Second-3" }, "\(resubscriptions)")
+            #expect(bed.harness.log.all.contains { $0.contains("Cellar Speaker: renewing the event subscription failed") && $0.contains("412") })
+            #expect(await bed.supervisor.activeRoutes().count == 1)
+
+            let before = tap.requests.count
+            _ = try await bed.controlPoint(renderer, service: "RenderingControl", "SetVolume", [("InstanceID", "0"), ("Channel", "Master"), ("DesiredVolume", "40")])
+            try await bed.harness.waitUntil("the system hears 0.4") { await bed.supervisor.activeRoutes().first?.volume == 0.4 }
+            #expect(tap.requests.dropFirst(before).contains { $0.method == "NOTIFY" && $0.sid.map(fresh.contains) == true })
+        }
+    }
+
     /// Deactivation sends UNSUBSCRIBE for each subscription; the renderer has forgotten them
     /// (renewing one is refused) and a volume change is evented to the test's own subscription
     /// but not to us.
