@@ -50,9 +50,9 @@ struct DLNAEventTests {
                 #expect(first.count == 1 && first.allSatisfy { $0.hasCallback && $0.hasNT && $0.timeout == "Second-3" }, "\(first)")
             }
 
-            // Four renewals of each: more than two timeouts after the subscriptions were made.
-            try await bed.harness.waitUntil("renewed four times each", seconds: 15) {
-                Self.eventPaths.allSatisfy { path in tap.requests.filter { $0.method == "SUBSCRIBE" && $0.path == path && $0.sid != nil }.count >= 4 }
+            // Five renewals of each (one each 1.5 s): well past two timeouts after the subscriptions were made.
+            try await bed.harness.waitUntil("renewed five times each", seconds: 30) {
+                Self.eventPaths.allSatisfy { path in tap.requests.filter { $0.method == "SUBSCRIBE" && $0.path == path && $0.sid != nil }.count >= 5 }
             }
             for path in Self.eventPaths {
                 let subscribes = tap.requests.filter { $0.method == "SUBSCRIBE" && $0.path == path && $0.timeout != "Second-2" }
