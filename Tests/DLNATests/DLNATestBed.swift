@@ -17,17 +17,19 @@ final class DLNATestBed: @unchecked Sendable {  // set up in init, then used by 
     private var server: ControlServer?
     private(set) lazy var apps = AppControllers(socket: socket)
     private var children: [ChildProcess] = []
+    private var taps: [GENAWireTap] = []
     var supervisor: Supervisor { harness.supervisor }
     var socket: String { harness.root + "/mediarouted.sock" }
     static let protocolID = "org.mediaroute.dlna"
 
-    /// Runs `body` on a fresh bed and always tears it down, whether `body` returns, throws or is cancelled.
-    static func run(_ body: (DLNATestBed) async throws -> Void) async throws {
-        let bed = try await DLNATestBed()
+    /// Runs `body` on a fresh bed and always tears it down, whether `body` returns, throws or is
+    /// cancelled. `environment` adds to the driver's (its settings, such as `MEDIAROUTE_DLNA_EVENT_SECONDS`).
+    static func run(environment: [String: String] = [:], _ body: (DLNATestBed) async throws -> Void) async throws {
+        let bed = try await DLNATestBed(environment: environment)
         try await withTearDown { try await body(bed) } tearDown: { await bed.tearDown() }
     }
 
-    private init() async throws {
+    private init(environment: [String: String]) async throws {
         harness = try SupervisorHarness()
         network = try await PrivateNetwork.create()
         do {
@@ -36,7 +38,7 @@ final class DLNATestBed: @unchecked Sendable {  // set up in init, then used by 
                 "protocol": .string(Self.protocolID),
                 "exportedType": ["identifier": .string(Self.protocolID), "conformsTo": ["public.media-sharing-protocol"], "description": "UPnP/DLNA"],
                 "executable": .string(command[0]), "arguments": .array(command.dropFirst().map { .string($0) }),
-                "environment": ["SWIFT_BACKTRACE": "enable=no"],
+                "environment": .object(JSONObject([(key: "SWIFT_BACKTRACE", value: "enable=no")] + environment.sorted { $0.key < $1.key }.map { (key: $0.key, value: .string($0.value)) })),
                 "restart": ["intensity": 5, "periodSeconds": 60, "initialBackoffMilliseconds": 50, "maximumBackoffMilliseconds": 500],
             ]
             try Data(JSONWriter.encode(manifest)).write(to: URL(fileURLWithPath: harness.drivers + "/dlna.json"))
@@ -47,10 +49,10 @@ final class DLNATestBed: @unchecked Sendable {  // set up in init, then used by 
         }
     }
 
-    /// A renderer on a host of its own on the LAN.
-    func addRenderer(_ name: String) async throws -> PrivateRenderer {
+    /// A renderer on a host of its own on the LAN (with `uuid`, the same renderer moved to another address).
+    func addRenderer(_ name: String, uuid: String = UUID().uuidString.lowercased()) async throws -> PrivateRenderer {
         let host = try await network.addHost()
-        let renderer = try await PrivateRenderer.start(on: host, name: name)
+        let renderer = try await PrivateRenderer.start(on: host, name: name, uuid: uuid)
         renderers.append(renderer)
         return renderer
     }
@@ -80,6 +82,13 @@ final class DLNATestBed: @unchecked Sendable {  // set up in init, then used by 
         return try await supervisor.activate(name) { _ in nil }
     }
 
+    /// A tap on `renderer`'s interface showing the GENA requests that cross it, stopped with the bed.
+    func wireTap(on renderer: PrivateRenderer) async throws -> GENAWireTap {
+        let tap = try await GENAWireTap.start(on: renderer.host, directory: harness.root)
+        taps.append(tap)
+        return tap
+    }
+
     /// Invokes an action on a renderer as a second control point would: curl from the controller
     /// namespace, the SOAP body written out by hand (not through our library).
     func controlPoint(_ renderer: PrivateRenderer, service: String, _ action: String, _ arguments: [(String, String)]) async throws -> String {
@@ -91,6 +100,20 @@ final class DLNATestBed: @unchecked Sendable {  // set up in init, then used by 
         let result = try await network.run(["/usr/bin/curl", "-sS", "--max-time", "5", "-H", "Content-Type: text/xml; charset=\"utf-8\"",
                                             "-H", "SOAPACTION: \"\(type)#\(action)\"", "--data-binary", body, url], in: network.controllerNamespace)
         return result.standardOutput
+    }
+
+    /// A GENA request to one of `renderer`'s event URLs (`service` as in `controlPoint`) as another
+    /// control point would make it: curl from the controller namespace. Returns the HTTP status
+    /// and the SID the renderer answered with, if any.
+    func gena(_ method: String, _ renderer: PrivateRenderer, service: String, headers: [String]) async throws -> (status: Int, sid: String?) {
+        let event = service == "AVTransport" ? "rendertransport1" : "rendercontrol1"
+        let url = "http://\(renderer.host.address):\(renderer.port)/upnp/event/\(event)"
+        let result = try await network.run(["/usr/bin/curl", "-sS", "--max-time", "5", "-X", method, "-D", "-", "-o", "/dev/null"]
+                                           + headers.flatMap { ["-H", $0] } + [url], in: network.controllerNamespace)
+        let lines = result.standardOutput.split(separator: "\r\n")
+        let status = lines.first.flatMap { $0.split(separator: " ").dropFirst().first }.flatMap { Int($0) } ?? 0
+        let sid = lines.first { $0.uppercased().hasPrefix("SID:") }.map { $0.dropFirst(4).trimmingCharacters(in: .whitespaces) }
+        return (status, sid)
     }
 
     /// One value out of a control point answer, e.g. `CurrentVolume`.
@@ -135,6 +158,7 @@ final class DLNATestBed: @unchecked Sendable {  // set up in init, then used by 
             child.signal(SIGTERM)
             _ = await child.exitStatus()
         }
+        for tap in taps { await tap.stop() }
         for renderer in renderers { await renderer.stop() }
         await network.destroy()
     }

@@ -52,6 +52,10 @@ final class ActiveRenderer {
     private var failures = 0
     /// Whether the renderer sends us events; if not, everything is polled.
     private(set) var isEvented = false
+    /// How long event subscriptions are asked for: `MEDIAROUTE_DLNA_EVENT_SECONDS` from the
+    /// manifest's environment (2 s to a day), else 300 s. Tests of renewal make it short.
+    static let eventSeconds = ProcessInfo.processInfo.environment["MEDIAROUTE_DLNA_EVENT_SECONDS"].flatMap(Int.init).map { min(max($0, 2), 86_400) }
+        ?? GENASubscription.requestedSeconds
 
     init(renderer: KnownRenderer, session: MediaOutputSession, endpoint: LocalEndpoint, client: HTTPClient) {
         self.renderer = renderer
@@ -81,7 +85,7 @@ final class ActiveRenderer {
             pendingRoutes.insert(route)
             defer { pendingRoutes.remove(route) }
             do {
-                let subscription = try await GENASubscription.subscribe(eventURL, callback: callback, client: client)
+                let subscription = try await GENASubscription.subscribe(eventURL, callback: callback, seconds: Self.eventSeconds, client: client)
                 subscriptions.append((subscription, path))
             } catch {
                 endpoint.removeEventRoute(path)
@@ -318,7 +322,7 @@ final class ActiveRenderer {
                     let token = String(route.dropFirst(endpoint.eventPath("").count))
                     pendingRoutes.insert(token)
                     defer { pendingRoutes.remove(token) }
-                    if let callback = endpoint.url(route), let fresh = try? await GENASubscription.subscribe(subscription.eventURL, callback: callback, client: client) {
+                    if let callback = endpoint.url(route), let fresh = try? await GENASubscription.subscribe(subscription.eventURL, callback: callback, seconds: Self.eventSeconds, client: client) {
                         subscriptions[index].subscription = fresh
                     } else if !isEnded {
                         isEvented = false

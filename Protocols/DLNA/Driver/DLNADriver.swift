@@ -91,6 +91,10 @@ final class DLNADriver: MediaDeviceExtension, RealtimeSampleHandling {
     }
 
     private func found(_ renderer: KnownRenderer) {
+        // Found at another place (a new address after a power cut): routes still on the old one
+        // control nothing and hear nothing; they end, and the renderer stays listed at the new one.
+        let stale = active.values.filter { $0.device.id == renderer.device.id && $0.renderer.description.location != renderer.description.location }
+        for route in stale { route.end("\(renderer.name) moved to \(renderer.description.location.host ?? "another address"): activate it again there") }
         reported.insert(renderer.device.id)
         routingManager.foundDevice(renderer.device)
     }

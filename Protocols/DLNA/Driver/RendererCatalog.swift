@@ -36,10 +36,11 @@ final class RendererCatalog {
                 known.heard = .now
                 known.address = announcement.sender
                 renderers[announcement.udn] = known
-                // A renderer that moved (new address or port after a reboot) is read again.
+                // A renderer that moved (new address or port after a reboot) is read again, picker
+                // open or not: it is one we follow, and its routes need to hear of it.
                 guard known.description.location != location else { return }
             }
-            guard isListing, Self.mayBeRenderer(announcement.target), !fetching.contains(location) else { return }
+            guard isListing || renderers[announcement.udn] != nil, Self.mayBeRenderer(announcement.target), !fetching.contains(location) else { return }
             if let retry = broken[location], retry > .now { return }
             fetching.insert(location)
             Task { await self.fetch(location, announcement: announcement, maxAge: maxAge) }
@@ -56,9 +57,13 @@ final class RendererCatalog {
             let renderer = try await KnownRenderer.fetch(location, from: announcement.sender, maxAge: maxAge, client: client)
             broken[location] = nil
             guard isListing || renderers[renderer.description.udn] != nil else { return }
-            let isNew = renderers[renderer.description.udn] == nil
+            let previous = renderers[renderer.description.udn]
             renderers[renderer.description.udn] = renderer
-            if isNew { log("found \(renderer.name) (\(renderer.description.modelName ?? "unknown model")) at \(location.absoluteString)") }
+            if previous == nil {
+                log("found \(renderer.name) (\(renderer.description.modelName ?? "unknown model")) at \(location.absoluteString)")
+            } else if let previous, previous.description.location != location {
+                log("\(renderer.name) moved from \(previous.description.location.absoluteString) to \(location.absoluteString)")
+            }
             found(renderer)
         } catch {
             broken[location] = .now + Self.retryBroken

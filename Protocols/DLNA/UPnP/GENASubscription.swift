@@ -9,26 +9,29 @@ public struct GENASubscription: Sendable, Hashable {
     /// How long the renderer keeps it without renewal.
     public var timeout: Duration
     public var eventURL: URL
+    /// The time asked for, at the subscription and at each renewal.
+    public var requested: Int
 
-    /// What we ask for; renderers may grant less, and we renew well before what they grant.
+    /// What we ask for unless told otherwise; renderers may grant less, and we renew well before
+    /// what they grant.
     public static let requestedSeconds = 300
 
-    /// Subscribes `callback` to the service's events.
-    public static func subscribe(_ eventURL: URL, callback: URL, client: HTTPClient) async throws(UPnPError) -> GENASubscription {
+    /// Subscribes `callback` to the service's events for `seconds` (renewals ask for as long).
+    public static func subscribe(_ eventURL: URL, callback: URL, seconds: Int = requestedSeconds, client: HTTPClient) async throws(UPnPError) -> GENASubscription {
         var headers = HTTPHeaders()
         headers.add(name: "CALLBACK", value: "<\(callback.absoluteString)>")
         headers.add(name: "NT", value: "upnp:event")
-        headers.add(name: "TIMEOUT", value: "Second-\(requestedSeconds)")
+        headers.add(name: "TIMEOUT", value: "Second-\(seconds)")
         headers.add(name: "User-Agent", value: UPnP.userAgent)
-        return try await request(eventURL, headers: headers, client: client)
+        return try await request(eventURL, headers: headers, seconds: seconds, client: client)
     }
 
     /// Extends the subscription; a renderer that forgot it (it rebooted) answers 412.
     public func renewed(client: HTTPClient) async throws(UPnPError) -> GENASubscription {
         var headers = HTTPHeaders()
         headers.add(name: "SID", value: sid)
-        headers.add(name: "TIMEOUT", value: "Second-\(Self.requestedSeconds)")
-        return try await Self.request(eventURL, headers: headers, client: client)
+        headers.add(name: "TIMEOUT", value: "Second-\(requested)")
+        return try await Self.request(eventURL, headers: headers, seconds: requested, client: client)
     }
 
     /// Ends the subscription (best effort: a renderer that is gone has forgotten it anyway).
@@ -41,7 +44,7 @@ public struct GENASubscription: Sendable, Hashable {
     /// When to renew: halfway through what was granted (at least 1 s).
     public var renewalDelay: Duration { max(timeout / 2, .seconds(1)) }
 
-    private static func request(_ url: URL, headers: HTTPHeaders, client: HTTPClient) async throws(UPnPError) -> GENASubscription {
+    private static func request(_ url: URL, headers: HTTPHeaders, seconds: Int, client: HTTPClient) async throws(UPnPError) -> GENASubscription {
         let who = url.host ?? "the renderer"
         let response: HTTPClientResponse
         do {
@@ -55,12 +58,13 @@ public struct GENASubscription: Sendable, Hashable {
         guard let sid = response.headers.first(name: "SID"), !sid.isEmpty else {
             throw UPnPError(.malformedAnswer, "\(who) accepted the event subscription but gave no SID")
         }
-        return GENASubscription(sid: sid, timeout: .seconds(grantedSeconds(response.headers.first(name: "TIMEOUT"))), eventURL: url)
+        let granted = grantedSeconds(response.headers.first(name: "TIMEOUT"), asked: seconds)
+        return GENASubscription(sid: sid, timeout: .seconds(granted), eventURL: url, requested: seconds)
     }
 
     /// `Second-N` (or `infinite`, which UDA 2.0 deprecates: treated as what we asked for).
-    static func grantedSeconds(_ header: String?) -> Int {
-        guard let header, header.lowercased().hasPrefix("second-"), let seconds = Int(header.dropFirst(7)), seconds > 0 else { return requestedSeconds }
+    static func grantedSeconds(_ header: String?, asked: Int = requestedSeconds) -> Int {
+        guard let header, header.lowercased().hasPrefix("second-"), let seconds = Int(header.dropFirst(7)), seconds > 0 else { return asked }
         return min(seconds, 86_400)
     }
 }

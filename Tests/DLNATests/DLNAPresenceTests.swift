@@ -1,0 +1,76 @@
+@testable import AVSystemRouting
+import Foundation
+import MediaDevice
+import MediaRouteIPC
+@testable import MediaRouteSupervisor
+import PrivateDaemons
+import Testing
+import TestSupport
+
+/// Whether a renderer is there, from SSDP alone: lost when its announcements run out without a
+/// goodbye, and followed to a new address under the same UDN.
+@Suite("DLNA: renderers coming and going", .serialized, .timeLimit(.minutes(3)))
+struct DLNAPresenceTests {
+    /// gmediarender announces `max-age=100` (libupnp's advertisement as gmediarender starts it; no
+    /// option changes it), too long to wait for in a test: a renderer of the test's own announces
+    /// `max-age=3` instead, `ssdp:alive` each second. With the picker closed (no searches), only its
+    /// announcements keep it listed; killed (SIGKILL, no byebye) it is lost once its max-age has
+    /// run out, and the log says so.
+    @Test func aRendererWhoseAnnouncementsRunOutIsLost() async throws {
+        try await DLNATestBed.run { bed in
+            let host = try await bed.network.addHost()
+            let announcer = try HostileRenderer.start(on: host, network: bed.network, mode: "plain", name: "Shed Radio",
+                                                      directory: bed.harness.root, maxAge: 3)
+            defer { Task { await announcer.stop() } }
+            try await bed.listed("Shed Radio")
+            // Two max-ages and more with no search: its announcements alone keep it listed.
+            let kept = ContinuousClock.now + .seconds(7)
+            while ContinuousClock.now < kept {
+                let names = await bed.supervisor.pickerEntries().map(\.name)
+                try #require(names.contains("Shed Radio"), "lost while it still announced itself: \(bed.harness.log.all.suffix(5))")
+                try await Task.sleep(for: .milliseconds(200))
+            }
+            await announcer.stop()
+            let silent = ContinuousClock.now
+            try await bed.harness.waitUntil("lost once its max-age ran out", seconds: 10) {
+                !(await bed.supervisor.pickerEntries().map(\.name)).contains("Shed Radio")
+            }
+            // Its last announcement was at most 1 s before the kill; expiry is looked at each second.
+            #expect(ContinuousClock.now - silent < .seconds(5))
+            #expect(bed.harness.log.all.contains { $0.contains("Shed Radio stopped announcing itself (its SSDP max-age ran out)") })
+        }
+    }
+
+    /// A renderer in use loses power and comes back on another address (same UDN, a new DHCP
+    /// lease): the route on the old address ends saying where it went, the renderer is listed
+    /// once, and activated again it is the one at the new address that the system controls.
+    @Test func aRendererThatMovesIsListedOnceAtItsNewAddressAndActivatesThere() async throws {
+        try await DLNATestBed.run { bed in
+            let before = try await bed.addRenderer("Loft TV")
+            let app = bed.app()
+            let observer = ActivatedRouteObserver()
+            #expect(app.addObserver(observer))
+            try await bed.activated("Loft TV")
+            try await bed.harness.waitUntil("app has the route") { await MainActor.run { observer.route != nil } }
+
+            await before.kill()
+            let after = try await bed.addRenderer("Loft TV", uuid: before.uuid)
+            #expect(after.host.address != before.host.address)
+            try await bed.harness.waitUntil("the route on the old address ends") { await bed.supervisor.activeRoutes().isEmpty }
+            #expect(bed.harness.log.all.contains { $0.contains("Loft TV moved to \(after.host.address)") })
+
+            let view = PickerView()
+            let picker = await bed.supervisor.openPicker { view.update($0) }
+            try await bed.harness.waitUntil("listed") { view.names() == ["Loft TV"] }
+            #expect(view.current.first?.routes.map(\.device.id) == ["dlna:" + before.uuid])
+            await bed.supervisor.closePicker(picker.id)
+
+            try await bed.activated("Loft TV")
+            _ = try await bed.supervisor.volume("Loft TV", .set(0.3))
+            try await bed.harness.waitUntil("the renderer at the new address is at 30") {
+                let answer = try? await bed.controlPoint(after, service: "RenderingControl", "GetVolume", [("InstanceID", "0"), ("Channel", "Master")])
+                return answer.flatMap { DLNATestBed.value("CurrentVolume", in: $0) } == "30"
+            }
+        }
+    }
+}
