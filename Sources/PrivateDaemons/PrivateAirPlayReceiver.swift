@@ -23,7 +23,9 @@ public final class PrivateAirPlayReceiver: Sendable {
     public let password: String?
     public let directory: URL
     private let avahi: PrivateAvahi
-    private let process: ChildProcess
+    /// shairport-sync itself: a new one after `switchOn()`.
+    private let current: Mutex<ChildProcess>
+    private var process: ChildProcess { current.withLock { $0 } }
     /// `cat` from the FIFO into the audio file: it reads as fast as shairport-sync writes.
     private let drain: ChildProcess
     private let stopped = Mutex(false)
@@ -45,7 +47,7 @@ public final class PrivateAirPlayReceiver: Sendable {
         self.password = password
         self.directory = directory
         self.avahi = avahi
-        self.process = process
+        current = Mutex(process)
         self.drain = drain
     }
 
@@ -84,14 +86,16 @@ public final class PrivateAirPlayReceiver: Sendable {
             let audioFile = open(directory.appendingPathComponent("audio.pcm").path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
             defer { close(audioFile) }
             // Reading before shairport-sync starts: its non-blocking open for writing needs a reader.
-            let drain = try ChildProcess(executable: "/bin/cat", arguments: [fifo], standardInput: devNull, standardOutput: audioFile, standardError: log)
-            var environment = ProcessInfo.processInfo.environment
-            environment["DBUS_SYSTEM_BUS_ADDRESS"] = avahi.busAddress
+            // `cat` reads the FIFO opened read-write as its input: holding a write end itself, it
+            // sees no end of file when shairport-sync exits (crash, switched off) and drains the
+            // next one's audio too.
+            let fifoEnd = open(fifo, O_RDWR | O_CLOEXEC)
+            guard fifoEnd >= 0 else { throw PrivateDaemonError("cannot open the audio FIFO \(fifo): errno \(errno)") }
+            defer { close(fifoEnd) }
+            let drain = try ChildProcess(executable: "/bin/cat", arguments: [], standardInput: fifoEnd, standardOutput: audioFile, standardError: log)
             let process: ChildProcess
             do {
-                process = try ChildProcess(executable: executable, arguments: ["-c", config, "-u", "-" + String(repeating: "v", count: max(1, logLevel))],
-                                           environment: environment.map { "\($0.key)=\($0.value)" },
-                                           standardInput: devNull, standardOutput: log, standardError: log)
+                process = try launch(directory: directory, logLevel: logLevel, busAddress: avahi.busAddress)
             } catch {
                 _ = await drain.terminate(grace: .seconds(1))
                 throw error
@@ -122,6 +126,34 @@ public final class PrivateAirPlayReceiver: Sendable {
     /// How many bytes of audio it has written so far (where a later session's audio starts).
     public var audioBytes: Int {
         ((try? FileManager.default.attributesOfItem(atPath: audioPath))?[.size] as? Int) ?? 0
+    }
+
+    /// shairport-sync on the configuration in `directory`, its output appended to its log.
+    private static func launch(directory: URL, logLevel: Int, busAddress: String) throws -> ChildProcess {
+        let log = open(directory.appendingPathComponent("shairport-sync.log").path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+        defer { close(log) }
+        let devNull = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        defer { close(devNull) }
+        var environment = ProcessInfo.processInfo.environment
+        environment["DBUS_SYSTEM_BUS_ADDRESS"] = busAddress
+        return try ChildProcess(executable: executable, arguments: ["-c", directory.appendingPathComponent("shairport-sync.conf").path, "-u",
+                                                                    "-" + String(repeating: "v", count: max(1, logLevel))],
+                                environment: environment.map { "\($0.key)=\($0.value)" }, standardInput: devNull, standardOutput: log, standardError: log)
+    }
+
+    /// Kills shairport-sync with SIGKILL, as a crash or a power cut: it closes nothing itself (the
+    /// kernel resets its connections; the Avahi daemon withdraws its announcement).
+    public func crash() async {
+        process.signal(SIGKILL)
+        _ = await process.exitStatus()
+    }
+
+    /// Starts shairport-sync again after `switchOff()` or `crash()`, with the same name, ports and
+    /// password, and returns once it accepts RTSP.
+    public func switchOn(logLevel: Int = 1) async throws {
+        let process = try Self.launch(directory: directory, logLevel: logLevel, busAddress: avahi.busAddress)
+        current.withLock { $0 = process }
+        try await waitUntilAccepting()
     }
 
     /// Stops shairport-sync alone, as a speaker switched off: its announcement is withdrawn from

@@ -193,8 +193,41 @@ struct AirPlayDriverTests {
             try await bed.harness.waitUntil("the route ended") { ended.all.count == 1 }
             let (reason, message) = try #require(ended.all.first)
             #expect(reason == .oldDeviceUnavailable)
-            #expect(message.contains(AirPlayTestBed.name) && message.contains("left"), "\(message)")
+            // Switched off, shairport-sync closes the session's connection, which is noticed first;
+            // its announcement withdrawn ends the route after a grace when the connection stays.
+            #expect(message.contains(AirPlayTestBed.name) && (message.contains("left") || message.contains("closed its connection")), "\(message)")
             #expect(await bed.supervisor.activeRoutes().isEmpty)
+        }
+    }
+
+    /// A receiver that crashes (SIGKILL: no goodbye, the kernel resets its connection) ends its
+    /// route at once, saying so, without anything playing; once it runs again it is listed and
+    /// plays after a new activation.
+    @Test func aReceiverThatCrashesEndsItsRouteAndPlaysAgainOnceBack() async throws {
+        try await AirPlayTestBed.run { bed in
+            let name = AirPlayTestBed.name
+            let ended = EventLog<(RouteChangeReason, String)>()
+            _ = await bed.supervisor.subscribe { event in
+                if case .deactivated(_, let reason, let message) = event { ended.append((reason, message)) }
+            }
+            _ = try await bed.supervisor.activate(name) { _ in nil }
+            await bed.receiver.crash()
+            try await bed.harness.waitUntil("the route ended") { ended.all.count == 1 }
+            let (reason, message) = try #require(ended.all.first)
+            #expect(reason == .oldDeviceUnavailable)
+            #expect(message.contains(name) && message.contains("closed its connection"), "\(message)")
+
+            try await bed.receiver.switchOn()
+            // Listed with a picker open (the driver browsing again), and activated anew.
+            let picker = await bed.supervisor.openPicker { _ in }
+            try await bed.harness.waitUntil("listed again") { await bed.supervisor.pickerEntries().contains { $0.name == name } }
+            _ = try await bed.supervisor.activate(name) { _ in nil }
+            await bed.supervisor.closePicker(picker.id)
+            let start = bed.receiver.audioBytes
+            try await bed.playTone(seconds: 10)
+            let heard = try await bed.lastSecond(after: start, seconds: 4)
+            let snr = ToneFit.snr(heard, channels: 2, sampleRate: 44_100, frequency: 441, skipSeconds: 0)
+            #expect(snr >= 30, "SNR \(snr) dB")
         }
     }
 }

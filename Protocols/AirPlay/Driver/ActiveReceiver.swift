@@ -37,6 +37,15 @@ final class ActiveReceiver: SampleOutput {
         self.memory = memory
     }
 
+    /// Ends the route through `failed` if the receiver closes the session's connection (switched
+    /// off, restarted, crashed), whether or not anything plays.
+    func watchConnection() {
+        Task { [sender, weak self] in
+            guard await sender.connectionLost(), let self else { return }
+            failed("\(device.displayName) closed its connection: it was switched off or restarted")
+        }
+    }
+
     /// A new source plays at once: what paused the last one does not hold for it (a URL's
     /// `LocalPlayback` reads this when it is made, before `play`).
     func prepareToPlay() { paused = false }

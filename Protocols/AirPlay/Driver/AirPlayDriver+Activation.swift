@@ -27,6 +27,7 @@ extension AirPlayDriver {
                 }
                 receiver.sendVolume()
                 active[session.id] = receiver
+                receiver.watchConnection()
                 routingManager.activatedDevice(device, session: session)
             } catch {
                 guard activating.contains(session.id) else { return }

@@ -220,9 +220,22 @@ public actor RAOPSender {
     /// Ends the session (TEARDOWN, whose failure is ignored: the receiver may be gone) and closes
     /// every socket. Safe to call twice.
     public func teardown() async {
+        tornDown = true
         await retire(stopping: true)
         if rtsp != nil { _ = try? await request("TEARDOWN") }
         await closeAll()
+    }
+
+    /// Whether `teardown` was asked: the connection's end is then ours.
+    private var tornDown = false
+
+    /// Returns when the session's RTSP connection is gone: true if the receiver closed or reset it
+    /// or stopped answering (a request ran out of time), false after `teardown` or before `start`.
+    /// A receiver switched off or restarted is noticed so, between streams too.
+    public func connectionLost() async -> Bool {
+        guard let rtsp, !tornDown else { return false }
+        await rtsp.closed()
+        return !tornDown
     }
 
     /// How long `start` waited for the receiver's first timing request (nil before it did).

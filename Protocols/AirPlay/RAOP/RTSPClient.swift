@@ -72,6 +72,11 @@ public final class RTSPClient: Sendable {
         }
     }
 
+    /// Returns once the connection is closed, by either end (or a request's time limit).
+    public func closed() async {
+        try? await channel.closeFuture.get()
+    }
+
     /// Closes the connection (safe to call twice).
     public func close() async {
         try? await channel.close()
