@@ -14,7 +14,7 @@ import Synchronization
 /// a thread of this process during the same seconds, so both see the same machine: the C loop's
 /// thread CPU is its figure, the rest of the process's CPU ours. PipeWire's RAOP sink would be the other
 /// natural baseline; it needs a PipeWire daemon, which this machine does not run. Also: how long
-/// after the first packet the receiver plays, beside the buffering the protocol itself asks for.
+/// after `play` the receiver's output has the first audio, beside the buffering the protocol asks for.
 struct RAOPStreamBenchmark {
     let seconds: Int
 
@@ -35,6 +35,7 @@ struct RAOPStreamBenchmark {
         let (ours, baseline, firstAudio): (Double, Double, Duration?)
         do {
             try await sender.start()
+            let played = ContinuousClock.now
             try await sender.play(MemoryPCMSource(pcm))
             // The CPU is counted once the first audio was seen: looking for it is the bench's work.
             let heard = try await Self.firstAudio(at: receiver)
@@ -50,8 +51,7 @@ struct RAOPStreamBenchmark {
             if case .failed(let error)? = await sender.stopStreaming() { throw error }
             (ours, baseline) = (Double(Self.processCPU() - before - UInt64(loop) - read.cpu), Double(loop))
             print("  the C loop's reader took \(read.packets) packets")
-            let sent = await sender.firstPacketSent
-            firstAudio = heard.flatMap { at in sent.map { at - $0 } }
+            firstAudio = heard.map { $0 - played }
         } catch {
             await sender.teardown()
             await receiver.stop()
@@ -65,7 +65,7 @@ struct RAOPStreamBenchmark {
         print("  raw C loop (ALAC framing, OpenSSL AES-128-CBC, RTP, sendto, clock_nanosleep), its thread: \(format(perMinute(baseline), digits: 3)) CPU s per minute of audio")
         print("  RAOPSender to shairport-sync (the rest of the process): \(format(perMinute(ours), digits: 3)) CPU s per minute of audio")
         let buffering = Double(RAOPSenderConfiguration(host: "").latencyFrames + UInt32(audioLatency ?? 0)) / 44_100
-        print("  first packet to first audio at the receiver: \(firstAudio.map { format($0.seconds, digits: 3) + " s" } ?? "not seen"), "
+        print("  play to the first audio in the receiver's output: \(firstAudio.map { format($0.seconds, digits: 3) + " s" } ?? "not seen"), "
             + "the protocol's own buffering \(format(buffering, digits: 3)) s (latency \(RAOPSenderConfiguration(host: "").latencyFrames) frames + Audio-Latency \(audioLatency ?? 0))")
         printResult("raop-stream", ratio: ours / baseline, target: 1.0)
     }

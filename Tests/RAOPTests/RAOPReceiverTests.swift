@@ -13,8 +13,8 @@ import Testing
         return try await withTearDown { try await body(receiver) } tearDown: { await receiver.stop() }
     }
 
-    /// Streams `stream` in one session and returns the audio the receiver played during it:
-    /// `prepare` runs before the stream, `at` before each piece (with the seconds sent), and
+    /// Streams `stream` in one session and returns the audio the receiver played during it, at
+    /// `volume` (dB) once it flows: `prepare` runs before the stream, `at` before each piece (with the seconds sent), and
     /// `finished` after the last while the session is still up.
     func play(_ stream: ToneStream, to receiver: PrivateAirPlayReceiver, encrypted: Bool = false, password: String? = nil,
               volume: Double? = nil, prepare: (RAOPSender) async throws -> Void = { _ in },
@@ -24,9 +24,17 @@ import Testing
         let sender = RAOPSender(configuration: RAOPSenderConfiguration(host: receiver.host, port: receiver.port, password: password, encrypted: encrypted))
         try await withTearDown {
             try await sender.start()
-            if let volume { try await sender.setVolume(dB: volume) }
             try await prepare(sender)
-            try await stream.send(with: sender) { sent in try await at(sender, sent) }
+            // The volume once audio flows, as a driver sets it: shairport-sync starts each stream
+            // at its own default, and one set just before may land before or after that.
+            var volumeSet = volume == nil
+            try await stream.send(with: sender) { sent in
+                if !volumeSet, sent > 0, let volume {
+                    volumeSet = true
+                    try await sender.setVolume(dB: volume)
+                }
+                try await at(sender, sent)
+            }
             try await finished(sender)
         } tearDown: {
             await sender.teardown()
@@ -145,7 +153,14 @@ import Testing
                 try await sender.setMetadata(title: "Tone à 441 Hz", artist: "MediaRoute", album: "Tests")
                 try await sender.setProgress(position: .zero, duration: .seconds(5))
             }, at: { sender, sent in
-                if sent == 1 { try await sender.setProgress(position: .seconds(1), duration: .seconds(5)) }
+                // Asked together, as a driver's volume and progress tasks do: the sender sends them
+                // one after the other (pipelined, shairport-sync loses the session).
+                if sent == 1 {
+                    async let progress: Void = sender.setProgress(position: .seconds(1), duration: .seconds(5))
+                    async let volume: Void = sender.setVolume(dB: 0)
+                    async let title: Void = sender.setMetadata(title: "Tone à 441 Hz", artist: "MediaRoute", album: "Tests")
+                    _ = try await (progress, volume, title)
+                }
             }, finished: { _ in
                 let mpris = try await CapturedCommand.run("/usr/bin/busctl", ["--address=\(receiver.busAddress)", "get-property", "org.mpris.MediaPlayer2.ShairportSync",
                                                                               "/org/mpris/MediaPlayer2", "org.mpris.MediaPlayer2.Player", "Metadata"], timeout: .seconds(5))

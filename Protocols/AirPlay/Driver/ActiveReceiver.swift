@@ -99,8 +99,11 @@ final class ActiveReceiver: SampleOutput {
         guard let source, !streaming, !paused else { return }
         do throws(RAOPError) {
             // A receiver sets its volume anew for each stream (shairport-sync starts at its
-            // default): the one kept is said again once the audio flows.
-            try await sender.play(source, onFirstPacket: { Task { @MainActor [weak self] in self?.sendVolume() } })
+            // default): the one kept is said again once the audio flows, with where a URL is.
+            try await sender.play(source, onFirstPacket: { Task { @MainActor [weak self] in
+                self?.sendVolume()
+                self?.sendProgress()
+            } })
         } catch {
             return failed("\(device.displayName) cannot take audio: \(error.message)")
         }
@@ -141,6 +144,16 @@ final class ActiveReceiver: SampleOutput {
                 } else {
                     await self.startStreaming()
                 }
+            }
+        }
+    }
+
+    /// Where a URL is, for the receiver's display: at its start, and again after each pause and seek.
+    private func sendProgress() {
+        guard let player = playback?.player, let duration = player.duration, duration > 0 else { return }
+        Task { [sender, device, position = player.position] in
+            do { try await sender.setProgress(position: .seconds(min(position, duration)), duration: .seconds(duration)) } catch {
+                log("\(device.displayName): the position was not shown: \(error)")
             }
         }
     }

@@ -46,10 +46,7 @@ extension AirPlayDriver {
                 guard active[session.id] === receiver else { return await receiver.stopPlaying() }
                 // What plays, for the receiver's display (and its MPRIS, for shairport-sync).
                 let tags = player.metadata, title = tags.title ?? url.deletingPathExtension().lastPathComponent
-                Task { [sender = receiver.sender, duration = player.duration] in
-                    try? await sender.setMetadata(title: title, artist: tags.artist, album: tags.album)
-                    if let duration { try? await sender.setProgress(position: .zero, duration: .seconds(duration)) }
-                }
+                Task { [sender = receiver.sender] in try? await sender.setMetadata(title: title, artist: tags.artist, album: tags.album) }
                 routingManager.started(application: identifier, playbackControl: playback, session: session)
             } catch {
                 routingManager.sessionFailed(session, error: error)

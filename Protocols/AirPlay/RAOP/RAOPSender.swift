@@ -20,9 +20,6 @@ public actor RAOPSender {
     public let configuration: RAOPSenderConfiguration
     /// The receiver's `Audio-Latency` from its RECORD answer, in frames.
     public private(set) var audioLatency: Int?
-    /// When the first audio packet of the session left (for first-audio latency figures).
-    public var firstPacketSent: ContinuousClock.Instant? { firstPacket ?? streamer?.progress.firstPacketAt }
-    private var firstPacket: ContinuousClock.Instant?
 
     private let history = PacketHistory()
     private let resendResponder: RAOPResendResponder
@@ -41,6 +38,8 @@ public actor RAOPSender {
     /// The next packet's sequence number and timestamp: where the next stream starts.
     private var sequence = UInt16.random(in: .min ... .max)
     private var timestamp = UInt32.random(in: .min ... .max)
+    /// The next packet's timestamp, the stream's own while one runs: what metadata and progress are tied to.
+    private var nextTimestamp: UInt32 { streamer?.progress.timestamp ?? timestamp }
     /// The stream being sent, what `send(pcm:)` feeds it with, and its end being waited for.
     private var streamer: RAOPStreamer?
     private var queue: PCMQueue?
@@ -167,7 +166,6 @@ public actor RAOPSender {
                 let progress = streamer.progress
                 (sequence, timestamp, lastProgress) = (progress.sequence, progress.timestamp, progress)
                 retiredLeadIn += progress.leadInPackets
-                firstPacket = firstPacket ?? progress.firstPacketAt
                 (self.streamer, queue, retiring) = (nil, nil, nil)
                 return ending
             }
@@ -189,7 +187,7 @@ public actor RAOPSender {
         guard position >= .zero, duration >= position, duration < .seconds(Int64(UInt32.max) / Int64(ALACFrame.sampleRate)) else {
             throw RAOPError(.invalidArgument, "a progress of \(position) into a track of \(duration) is not a position in it")
         }
-        let text = RAOPMetadata.progressText(current: timestamp, positionFrames: Self.frames(position), durationFrames: Self.frames(duration))
+        let text = RAOPMetadata.progressText(current: nextTimestamp, positionFrames: Self.frames(position), durationFrames: Self.frames(duration))
         _ = try await request("SET_PARAMETER", headers: [("Content-Type", "text/parameters")], body: Array(text.utf8))
     }
 
@@ -198,7 +196,7 @@ public actor RAOPSender {
     public func setMetadata(title: String?, artist: String?, album: String?) async throws(RAOPError) {
         let body = RAOPMetadata.listingItem(title: title, artist: artist, album: album)
         guard body.count <= 65536 else { throw RAOPError(.invalidArgument, "metadata of \(body.count) bytes is more than a receiver takes") }
-        _ = try await request("SET_PARAMETER", headers: [("Content-Type", "application/x-dmap-tagged"), ("RTP-Info", "rtptime=\(timestamp)")], body: body)
+        _ = try await request("SET_PARAMETER", headers: [("Content-Type", "application/x-dmap-tagged"), ("RTP-Info", "rtptime=\(nextTimestamp)")], body: body)
     }
 
     /// 44.1 kHz frames in `duration` (which the caller checked fits in 32 bits).
@@ -255,10 +253,24 @@ public actor RAOPSender {
         timingWait = clock.now - started
     }
 
+    /// Whether a request is on the wire, and the callers waiting for their turn, in order.
+    private var requestInFlight = false
+    private var waitingToRequest: [CheckedContinuation<Void, Never>] = []
+
     /// One request with the session's headers and authorization; a 401 is answered once with the
-    /// password, and any other status than 200 is an error naming it.
+    /// password, and any other status than 200 is an error naming it. One at a time, in the order
+    /// asked: shairport-sync 3.3.8 reads a request sent before the last one's answer as part of
+    /// that one's body, answers out of step, and the session is lost.
     private func request(_ method: String, uri requestURI: String? = nil, headers: [(name: String, value: String)] = [],
                          body: [UInt8] = []) async throws(RAOPError) -> RTSPResponse {
+        if requestInFlight {
+            await withCheckedContinuation { waitingToRequest.append($0) }
+        } else {
+            requestInFlight = true
+        }
+        defer {
+            if waitingToRequest.isEmpty { requestInFlight = false } else { waitingToRequest.removeFirst().resume() }
+        }
         guard let rtsp else { throw RAOPError(.notRecording, "\(method) needs a connected session") }
         let target = requestURI ?? uri
         var retriedWithPassword = false

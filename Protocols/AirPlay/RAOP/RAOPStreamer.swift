@@ -41,7 +41,7 @@ final class RAOPStreamer: Sendable {
         var packets = 0
         /// Packets the socket refused (a full buffer): UDP may lose them, the receiver asks again.
         var dropped = 0
-        var firstPacketAt: ContinuousClock.Instant?
+        var sentAny = false
     }
 
     private let source: any PCMSource
@@ -178,9 +178,8 @@ final class RAOPStreamer: Sendable {
             state.progress.leadInPackets += leadIn
             state.progress.packets = writer.packets
             state.progress.dropped = writer.dropped
-            let first = state.progress.firstPacketAt == nil
-            if first { state.progress.firstPacketAt = .now }
-            return first
+            defer { state.progress.sentAny = true }
+            return !state.progress.sentAny
         }
         if first { onFirstPacket() }
         return nil
