@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 import MediaDevice
 import UPnP
 
@@ -21,18 +22,37 @@ struct KnownRenderer {
 
     /// Reads a renderer's description and formats; a broken renderer is an error naming what is wrong.
     static func fetch(_ location: URL, from sender: String, maxAge: Int, client: HTTPClient) async throws(UPnPError) -> KnownRenderer {
-        let response: HTTPClientResponse
         do {
-            response = try await client.send(.GET, location, timeout: .seconds(3), maximumBodyLength: XMLNode.maximumDocumentLength)
+            return try await read(location, from: sender, maxAge: maxAge, client: client, on: client.nextLoop()).get()
+        } catch let error as UPnPError {
+            throw error
         } catch {
-            throw UPnPError(.unreachable, "cannot fetch the description at \(location.absoluteString): \(error)")
+            throw UPnPError(.unreachable, "cannot read the renderer at \(location.absoluteString): \(error)")
         }
-        guard response.status == .ok else {
-            throw UPnPError(.httpStatus(Int(response.status.code)), "the description at \(location.absoluteString) answered HTTP \(response.status.code)")
-        }
-        let description = try DeviceDescription(xml: response.body, location: location)
-        let answer = try await SOAPService(description.connectionManager, client: client).invoke("GetProtocolInfo")
-        let formats = ProtocolInfo.list(answer["Sink"] ?? "").filter { $0.transport == "http-get" }
+    }
+
+    /// The description, then GetProtocolInfo, each read and parsed on `loop` as it arrives: the
+    /// caller is woken once, with the renderer (a hop to another thread at each of the four
+    /// steps cost more than the renderer took to answer them). The future fails with a `UPnPError`.
+    private static func read(_ location: URL, from sender: String, maxAge: Int, client: HTTPClient, on loop: any EventLoop) -> EventLoopFuture<KnownRenderer> {
+        return client.response(.GET, location, timeout: .seconds(3), maximumBodyLength: XMLNode.maximumDocumentLength, on: loop)
+            .flatMapErrorThrowing { error in throw UPnPError(.unreachable, "cannot fetch the description at \(location.absoluteString): \(error)") }
+            .flatMapThrowing { response in
+                guard response.status == .ok else {
+                    throw UPnPError(.httpStatus(Int(response.status.code)), "the description at \(location.absoluteString) answered HTTP \(response.status.code)")
+                }
+                return try DeviceDescription(xml: response.body, location: location)
+            }
+            .flatMap { description in
+                SOAPService(description.connectionManager, client: client).invocation("GetProtocolInfo", on: loop).flatMapThrowing { answer in
+                    return try renderer(description, formats: answer["Sink"] ?? "", from: sender, maxAge: maxAge)
+                }
+            }
+    }
+
+    private static func renderer(_ description: DeviceDescription, formats sink: String, from sender: String, maxAge: Int) throws(UPnPError) -> KnownRenderer {
+        let location = description.location
+        let formats = ProtocolInfo.list(sink).filter { $0.transport == "http-get" }
         guard !formats.isEmpty else {
             throw UPnPError(.brokenDescription, "\(description.friendlyName) (\(location.host ?? "?")) lists no format it can fetch over HTTP in GetProtocolInfo")
         }

@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 import NIOHTTP1
 
 /// A renderer's service, controlled by SOAP actions (UDA 2.0 §3): each action is one POST, its
@@ -19,17 +20,36 @@ public struct SOAPService: Sendable {
     /// Invokes `action` with `arguments` in order, returning the output arguments by name.
     @discardableResult
     public func invoke(_ action: String, _ arguments: KeyValuePairs<String, String> = [:], timeout: Duration = Self.timeout) async throws(UPnPError) -> [String: String] {
+        let response: HTTPClientResponse
+        do {
+            response = try await client.send(.POST, controlURL, headers: headers(action), body: Self.envelope(action, of: type, arguments), timeout: timeout)
+        } catch {
+            throw unreachable(action, error)
+        }
+        return try Self.answer(to: action, status: Int(response.status.code), body: response.body, from: controlURL)
+    }
+
+    /// `invoke` on `loop`, the answer read there too (see `HTTPClient.response(_:_:on:)`); the
+    /// future fails with a `UPnPError`.
+    public func invocation(_ action: String, _ arguments: KeyValuePairs<String, String> = [:], timeout: Duration = Self.timeout,
+                           on loop: any EventLoop) -> EventLoopFuture<[String: String]> {
+        client.response(.POST, controlURL, headers: headers(action), body: Self.envelope(action, of: type, arguments), timeout: timeout, on: loop)
+            .flatMapErrorThrowing { error in throw unreachable(action, error) }
+            .flatMapThrowing { [controlURL] response in
+                try Self.answer(to: action, status: Int(response.status.code), body: response.body, from: controlURL)
+            }
+    }
+
+    private func headers(_ action: String) -> HTTPHeaders {
         var headers = HTTPHeaders()
         headers.add(name: "Content-Type", value: "text/xml; charset=\"utf-8\"")
         headers.add(name: "SOAPACTION", value: "\"\(type)#\(action)\"")
         headers.add(name: "User-Agent", value: UPnP.userAgent)
-        let response: HTTPClientResponse
-        do {
-            response = try await client.send(.POST, controlURL, headers: headers, body: Self.envelope(action, of: type, arguments), timeout: timeout)
-        } catch {
-            throw UPnPError(.unreachable, "\(action) on \(controlURL.host ?? "the renderer"): \(error)")
-        }
-        return try Self.answer(to: action, status: Int(response.status.code), body: response.body, from: controlURL)
+        return headers
+    }
+
+    private func unreachable(_ action: String, _ error: any Error) -> UPnPError {
+        UPnPError(.unreachable, "\(action) on \(controlURL.host ?? "the renderer"): \(error)")
     }
 
     /// The request body: a SOAP 1.1 envelope with the action element in the service's namespace.

@@ -25,8 +25,43 @@ public struct HTTPClient: Sendable {
     /// tens of microseconds, and a renderer is listed only after two of these exchanges.
     public func send(_ method: HTTPMethod, _ url: URL, headers: HTTPHeaders = [:], body: [UInt8] = [],
                      timeout: Duration = .seconds(5), maximumBodyLength: Int = 2 << 20) async throws(HTTPClientError) -> HTTPClientResponse {
+        let (response, connected) = exchange(method, url, headers: headers, body: body, timeout: timeout, maximumBodyLength: maximumBodyLength, on: group.next())
+        do {
+            return try await withTaskCancellationHandler {
+                try await response.futureResult.get()
+            } onCancel: {
+                response.fail(HTTPClientError(.connectionFailed, "\(method.rawValue) \(url.absoluteString)", "the request was cancelled"))
+                connected?.whenSuccess { $0.close(promise: nil) }
+            }
+        } catch let error as HTTPClientError {
+            throw error
+        } catch {
+            throw HTTPClientError(.connectionFailed, "\(method.rawValue) \(url.absoluteString)", "the connection failed: \(error)")
+        }
+    }
+
+    /// The same exchange as `send`, on `loop`, for work that goes on there with the answer: a
+    /// chain of requests made from `loop`'s own callbacks connects at once and is read on that
+    /// thread, waking no other. The future fails with an `HTTPClientError`.
+    public func response(_ method: HTTPMethod, _ url: URL, headers: HTTPHeaders = [:], body: [UInt8] = [],
+                         timeout: Duration = .seconds(5), maximumBodyLength: Int = 2 << 20, on loop: any NIOCore.EventLoop) -> EventLoopFuture<HTTPClientResponse> {
+        exchange(method, url, headers: headers, body: body, timeout: timeout, maximumBodyLength: maximumBodyLength, on: loop).response.futureResult
+    }
+
+    /// An event loop of the client's group, for `response(_:_:on:)`.
+    public func nextLoop() -> any NIOCore.EventLoop { group.next() }
+
+    /// Starts the exchange on `loop`: the response's promise, and the connection being made (nil
+    /// when the URL was refused, the promise failed already).
+    private func exchange(_ method: HTTPMethod, _ url: URL, headers: HTTPHeaders, body: [UInt8], timeout: Duration, maximumBodyLength: Int,
+                          on loop: any NIOCore.EventLoop) -> (response: EventLoopPromise<HTTPClientResponse>, connected: EventLoopFuture<any Channel>?) {
         let request = "\(method.rawValue) \(url.absoluteString)"
-        let target = try Self.target(of: url, request: request)
+        let promise = loop.makePromise(of: HTTPClientResponse.self)
+        let target: Target
+        do { target = try Self.target(of: url, request: request) } catch {
+            promise.fail(error)
+            return (promise, nil)
+        }
         let milliseconds = timeout.milliseconds
         var head = HTTPRequestHead(version: .http1_1, method: method, uri: target.path, headers: headers)
         if !head.headers.contains(name: "host") { head.headers.add(name: "Host", value: target.authority) }
@@ -35,9 +70,6 @@ public struct HTTPClient: Sendable {
         }
         head.headers.replaceOrAdd(name: "Connection", value: "close")
         let exchange = HTTPClientExchange(request: request, head: head, body: body, timeout: timeout, maximumBodyLength: maximumBodyLength)
-
-        let loop = group.next()
-        let promise = loop.makePromise(of: HTTPClientResponse.self)
         let bootstrap = ClientBootstrap(group: loop)
             .connectTimeout(TimeAmount(timeout))
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
@@ -57,18 +89,7 @@ public struct HTTPClient: Sendable {
         connected.whenFailure { error in
             promise.fail(Self.connectError(error, request: request, address: target.authority, milliseconds: milliseconds))
         }
-        do {
-            return try await withTaskCancellationHandler {
-                try await promise.futureResult.get()
-            } onCancel: {
-                promise.fail(HTTPClientError(.connectionFailed, request, "the request was cancelled"))
-                connected.whenSuccess { $0.close(promise: nil) }
-            }
-        } catch let error as HTTPClientError {
-            throw error
-        } catch {
-            throw HTTPClientError(.connectionFailed, request, "the connection failed: \(error)")
-        }
+        return (promise, connected)
     }
 
     /// Where to connect and what to ask for.
