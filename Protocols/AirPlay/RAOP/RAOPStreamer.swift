@@ -50,7 +50,8 @@ final class RAOPStreamer: Sendable {
     private let history: PacketHistory
     private let onFirstPacket: @Sendable () -> Void
     private let stopping = Atomic(false)
-    private let state: Mutex<(progress: Progress, ending: RAOPStreamEnding?, waiters: [CheckedContinuation<RAOPStreamEnding, Never>])>
+    private let state: Mutex<Progress>
+    private let end = ThreadEnding<RAOPStreamEnding>()
 
     /// The thread starts at once.
     init(source: any PCMSource, sockets: Sockets, start: Start, history: PacketHistory, onFirstPacket: @escaping @Sendable () -> Void) throws(RAOPError) {
@@ -62,39 +63,25 @@ final class RAOPStreamer: Sendable {
         self.start = start
         self.history = history
         self.onFirstPacket = onFirstPacket
-        state = Mutex((Progress(sequence: start.sequence, timestamp: start.timestamp), nil, []))
+        state = Mutex(Progress(sequence: start.sequence, timestamp: start.timestamp))
         let thread = Thread { [self] in
-            let ending = run()
-            let waiters = state.withLock { state in
-                state.ending = ending
-                defer { state.waiters = [] }
-                return state.waiters
-            }
-            for waiter in waiters { waiter.resume(returning: ending) }
+            end.set(run())
         }
         thread.name = "raop-stream"
         thread.start()
     }
 
-    var progress: Progress { state.withLock { $0.progress } }
+    var progress: Progress { state.withLock { $0 } }
 
     /// How the stream ended, nil while it runs.
-    var ending: RAOPStreamEnding? { state.withLock { $0.ending } }
+    var ending: RAOPStreamEnding? { end.current }
 
     /// Ends the stream; `ended` then returns within a packet's time or the source's read wait (100 ms at most).
     func stop() { stopping.store(true, ordering: .releasing) }
 
     /// How the stream ended, once the thread has left.
     var ended: RAOPStreamEnding {
-        get async {
-            await withCheckedContinuation { continuation in
-                let ending = state.withLock { state -> RAOPStreamEnding? in
-                    if state.ending == nil { state.waiters.append(continuation) }
-                    return state.ending
-                }
-                if let ending { continuation.resume(returning: ending) }
-            }
-        }
+        get async { await end.value }
     }
 
     // MARK: The sending thread
@@ -172,14 +159,14 @@ final class RAOPStreamer: Sendable {
         if let failure = writer.emit(pcm, marker: false) { return .failed(failure) }
         timeline?.frames += ALACFrame.framesPerPacket
         let first = state.withLock { state in
-            state.progress.timeline = timeline
-            state.progress.sequence = writer.sequence
-            state.progress.timestamp = writer.timestamp
-            state.progress.leadInPackets += leadIn
-            state.progress.packets = writer.packets
-            state.progress.dropped = writer.dropped
-            defer { state.progress.sentAny = true }
-            return !state.progress.sentAny
+            state.timeline = timeline
+            state.sequence = writer.sequence
+            state.timestamp = writer.timestamp
+            state.leadInPackets += leadIn
+            state.packets = writer.packets
+            state.dropped = writer.dropped
+            defer { state.sentAny = true }
+            return !state.sentAny
         }
         if first { onFirstPacket() }
         return nil

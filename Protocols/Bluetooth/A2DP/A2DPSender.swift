@@ -64,7 +64,7 @@ public final class A2DPSender: Sendable {
     private let control: (read: Int32, write: Int32)
     /// A pipe readable once the thread has ended; never read, so every waiter sees it.
     private let endedSignal: (read: Int32, write: Int32)
-    private let ended = Mutex<(ending: Ending?, waiters: [CheckedContinuation<Ending, Never>])>((nil, []))
+    private let ended = ThreadEnding<Ending>()
     private let packetCount = Atomic(0), byteCount = Atomic(0), frameCount = Atomic(0), underrunCount = Atomic(0), dropCount = Atomic(0)
 
     /// Checks that `source` gives the configuration's PCM and that `writeMTU` carries a frame.
@@ -122,14 +122,9 @@ public final class A2DPSender: Sendable {
         Thread.detachNewThread { [self] in
             let ending = run()
             onEnd(ending)
-            let waiters = ended.withLock { state in
-                state.ending = ending
-                defer { state.waiters = [] }
-                return state.waiters
-            }
+            ended.set(ending)
             var one: UInt8 = 1
             _ = Glibc.write(endedSignal.write, &one, 1)
-            for waiter in waiters { waiter.resume(returning: ending) }
         }
     }
 
@@ -164,20 +159,12 @@ public final class A2DPSender: Sendable {
         var ready = pollfd(fd: endedSignal.read, events: Int16(POLLIN), revents: 0)
         let milliseconds = timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000
         _ = poll(&ready, 1, Int32(clamping: max(milliseconds, 0)))
-        return ended.withLock { $0.ending }
+        return ended.current
     }
 
     /// How the stream ended, once it has (after `onEnd` ran).
     public var ending: Ending {
-        get async {
-            await withCheckedContinuation { continuation in
-                let ending = ended.withLock { state -> Ending? in
-                    if state.ending == nil { state.waiters.append(continuation) }
-                    return state.ending
-                }
-                if let ending { continuation.resume(returning: ending) }
-            }
-        }
+        get async { await ended.value }
     }
 
     private func wake() {
