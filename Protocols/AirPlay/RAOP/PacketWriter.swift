@@ -11,8 +11,6 @@ struct PacketWriter {
     private(set) var sequence: UInt16
     private(set) var timestamp: UInt32
     private(set) var packetsSinceSync = 0
-    private(set) var packets = 0
-    private(set) var dropped = 0
 
     init(packet: UnsafeMutableRawBufferPointer, sockets: RAOPStreamer.Sockets, start: RAOPStreamer.Start, cipher: AESCBCEncryptor?, history: PacketHistory) {
         self.packet = packet
@@ -26,8 +24,8 @@ struct PacketWriter {
     }
 
     /// One audio packet of 352 stereo frames out, at the next sequence number and timestamp. A
-    /// receiver whose port refuses (it went away) is a failure; a full socket buffer drops the
-    /// packet (the receiver asks for it again).
+    /// receiver whose port refuses (it went away) is a failure; a packet a full socket buffer
+    /// drops is UDP's loss, which the receiver's resend request makes good from the history.
     mutating func emit(_ samples: UnsafeMutableBufferPointer<Int16>, marker: Bool) -> RAOPError? {
         packet.storeBytes(of: (marker ? 0x80 : 0) | RTPAudioPacket.payloadType, toByteOffset: 1, as: UInt8.self)
         packet.storeBytes(of: sequence.bigEndian, toByteOffset: 2, as: UInt16.self)
@@ -35,18 +33,12 @@ struct PacketWriter {
         ALACFrame.encode(samples.baseAddress!, into: packet.baseAddress! + 12)
         do throws(RAOPError) { try cipher?.encryptWholeBlocks(UnsafeMutableRawBufferPointer(rebasing: packet[12...])) } catch { return error }
         history.record(sequence: sequence, bytes: UnsafeRawBufferPointer(packet))
-        if send(sockets.audio, packet.baseAddress, packet.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) < 0 {
-            switch errno {
-            case ECONNREFUSED, EHOSTUNREACH, ENETUNREACH:
-                return RAOPError(.connectionClosed, "the receiver no longer takes audio: its audio port refused a packet (\(String(cString: strerror(errno))))")
-            default:
-                dropped += 1
-            }
+        if send(sockets.audio, packet.baseAddress, packet.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) < 0, [ECONNREFUSED, EHOSTUNREACH, ENETUNREACH].contains(errno) {
+            return RAOPError(.connectionClosed, "the receiver no longer takes audio: its audio port refused a packet (\(String(cString: strerror(errno))))")
         }
         sequence &+= 1
         timestamp &+= UInt32(ALACFrame.framesPerPacket)
         packetsSinceSync += 1
-        packets += 1
         return nil
     }
 

@@ -102,7 +102,8 @@ public actor RAOPSender {
     /// place of what streamed; until the source ends, `stopStreaming`, `flush` or `teardown`.
     /// `onFirstPacket` runs on that thread once the stream's first packet left.
     public func play(_ source: any PCMSource, onFirstPacket: @escaping @Sendable () -> Void = {}) async throws(RAOPError) {
-        await retire(stopping: true)
+        // Another play may have started a stream while this one waited: that one stops too.
+        repeat { await retire(stopping: true) } while streamer != nil
         guard let sockets else { throw RAOPError(.notRecording, "play needs a started session") }
         let start = RAOPStreamer.Start(sequence: sequence, timestamp: timestamp, ssrc: ssrc, latencyFrames: configuration.latencyFrames,
                                        leadInPackets: (configuration.leadInFrames + ALACFrame.framesPerPacket - 1) / ALACFrame.framesPerPacket,

@@ -38,9 +38,6 @@ final class RAOPStreamer: Sendable {
         /// When the current timeline started, and the caller's frames sent on it since.
         var timeline: (start: UInt64, frames: Int)?
         var leadInPackets = 0
-        var packets = 0
-        /// Packets the socket refused (a full buffer): UDP may lose them, the receiver asks again.
-        var dropped = 0
         var sentAny = false
     }
 
@@ -163,8 +160,6 @@ final class RAOPStreamer: Sendable {
             state.sequence = writer.sequence
             state.timestamp = writer.timestamp
             state.leadInPackets += leadIn
-            state.packets = writer.packets
-            state.dropped = writer.dropped
             defer { state.sentAny = true }
             return !state.sentAny
         }
