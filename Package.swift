@@ -95,7 +95,7 @@ let package = Package(
         // The supervisor as a library (testable in-process), and its thin executable.
         .target(
             name: "MediaRouteSupervisor",
-            dependencies: ["MediaDevice", "MediaRouteIPC", "CLinuxHelpers", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["MediaDevice", "MediaRouteIPC", "CLinuxHelpers", "DBus", .product(name: "Logging", package: "swift-log")]
         ),
 
         .executableTarget(
@@ -200,7 +200,7 @@ let package = Package(
         // A driver that crashes, hangs, floods, sends garbage or lies on command, for the crash-isolation tests.
         .executableTarget(name: "mediaroute-testdriver", dependencies: ["MediaDevice"], path: "Tests/TestDriver"),
         .testTarget(name: "MediaRouteSupervisorTests",
-                    dependencies: ["MediaRouteSupervisor", "MediaDevice", "TestSupport", "mediaroute-testdriver", "mediarouted", "mediaroute"]),
+                    dependencies: ["MediaRouteSupervisor", "MediaDevice", "DBus", "PrivateDaemons", "TestSupport", "mediaroute-testdriver", "mediarouted", "mediaroute"]),
         .testTarget(name: "AVSystemRoutingTests",
                     dependencies: ["AVSystemRouting", "MediaRouteSupervisor", "MediaDevice", "PrivateDaemons", "TestSupport", "mediaroute-testdriver", "mediarouted",
                                    "mediaroute", "mediaroute-player"]),

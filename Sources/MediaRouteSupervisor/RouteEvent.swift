@@ -9,8 +9,9 @@ enum RouteEvent: Sendable {
     case deactivated(route: RouteDescription, reason: RouteChangeReason, message: String)
     /// Volume, device description, or whether a session plays on it.
     case updated(route: RouteDescription)
-    /// A media session's playback state, for the app that started it.
-    case playback(session: String, owner: ClientID, state: SessionPlayback)
+    /// A media session's playback state, for the app that started it (none: the operator did) and
+    /// for the desktop's media controls.
+    case playback(session: String, owner: ClientID?, state: SessionPlayback)
     /// A media session ended without its app asking (route gone, driver failed, device error).
     case sessionEnded(session: String, owner: ClientID, state: SessionPlayback, error: MediaDeviceError)
     /// A sample stream ended without its opener asking (its route or driver went away).

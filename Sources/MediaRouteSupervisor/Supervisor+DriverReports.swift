@@ -68,7 +68,7 @@ extension Supervisor {
             }
             guard route.playback != nil else { return }
             let stored = route.store(playback: report.state)
-            if let owner = route.mediaOwner { supervisor.publish(.playback(session: report.session, owner: owner, state: stored)) }
+            supervisor.publish(.playback(session: report.session, owner: route.mediaOwner, state: stored))
         }
         on(FromDriver.VolumeChanged.self) { supervisor, report, record in
             for route in supervisor.routes.routes(of: record) where route.device.id == report.device {

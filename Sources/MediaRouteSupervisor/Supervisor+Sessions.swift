@@ -130,7 +130,7 @@ extension Supervisor {
         let state = try await call(route.record, ToDriver.SetPlayback(session: route.session.id, changes: changes))
         if route.playback != nil {
             let stored = route.store(playback: state)
-            if let owner = route.mediaOwner { publish(.playback(session: route.session.id, owner: owner, state: stored)) }
+            publish(.playback(session: route.session.id, owner: route.mediaOwner, state: stored))
         }
         return route.description
     }

@@ -14,10 +14,15 @@ public struct SupervisorConfiguration: Sendable {
     /// should not need to run `devices` first.
     public var discoveryOnDemand: Duration
 
-    public init(driversDirectories: [String], stateDirectory: String, discoveryOnDemand: Duration = .seconds(5)) {
+    /// The session bus to show media sessions on as MPRIS players (the desktop's media controls);
+    /// nil shows none (a system service has no desktop).
+    public var mprisBusAddress: String?
+
+    public init(driversDirectories: [String], stateDirectory: String, discoveryOnDemand: Duration = .seconds(5), mprisBusAddress: String? = nil) {
         self.driversDirectories = driversDirectories
         self.stateDirectory = stateDirectory
         self.discoveryOnDemand = discoveryOnDemand
+        self.mprisBusAddress = mprisBusAddress
     }
 }
 
@@ -41,6 +46,8 @@ public actor Supervisor {
     let routes = RouteTable()
     let pickers = PickerBoard()
     let events = EventBus()
+    /// Media sessions shown on the desktop (MPRIS), when a session bus was given.
+    var mpris: MPRISBridge?
     let book: OperatorBook
     private(set) var isShuttingDown = false
 
@@ -71,6 +78,7 @@ public actor Supervisor {
         try book.load()
         fleet.load()
         for problem in fleet.refused { logger.error("refused driver manifest \(problem)") }
+        if let address = configuration.mprisBusAddress, mpris == nil { showSessionsOnTheDesktop(address) }
         logger.info("\(fleet.records.count) driver(s) ready: \(fleet.records.map(\.manifest.protocolID).joined(separator: ", "))")
     }
 
@@ -78,6 +86,7 @@ public actor Supervisor {
     public func shutdown() async {
         isShuttingDown = true
         pickers.closeAll()
+        await mpris?.stop()
         for record in fleet.records {
             if let process = record.process { await stop(process, .supervisorShuttingDown) }
             record.cancelTimers(loop)

@@ -22,7 +22,7 @@ struct PickerScaleBenchmark {
         let socket = directory + "/mediarouted.sock"
         let log = open(directory + "/daemon.log", O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
         let daemon = try ChildProcess(executable: Executables.sibling("mediarouted"),
-                                      arguments: ["--drivers-dir", directory + "/drivers", "--state-dir", directory + "/state", "--socket", socket, "--log-level", "warning"],
+                                      arguments: ["--drivers-dir", directory + "/drivers", "--state-dir", directory + "/state", "--socket", socket, "--log-level", "warning", "--no-mpris"],
                                       standardError: log)
         close(log)
         defer {

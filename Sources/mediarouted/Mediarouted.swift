@@ -23,6 +23,12 @@ struct Mediarouted: AsyncParsableCommand {
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "info"
 
+    @Option(name: .customLong("mpris-bus"), help: "The session bus to show media sessions on as MPRIS players (the desktop's media controls). Default: $DBUS_SESSION_BUS_ADDRESS.")
+    var mprisBus: String?
+
+    @Flag(name: .customLong("no-mpris"), help: "Show no media sessions on a session bus.")
+    var noMPRIS = false
+
     @Option(name: .customLong("connections-per-user"), help: "Control-socket connections one user may hold open at once; more are refused with a sentence.")
     var connectionsPerUser: Int = ControlServer.defaultConnectionsPerUser
 
@@ -62,7 +68,9 @@ struct Mediarouted: AsyncParsableCommand {
         // never kill it with drivers left behind. SIGHUP re-reads the driver manifests.
         let signals: SignalPipe
         do { signals = try SignalPipe([SIGTERM, SIGINT, SIGHUP]) } catch { throw ValidationError("cannot watch signals: \(error)") }
-        let supervisor = Supervisor(configuration: SupervisorConfiguration(driversDirectories: directories, stateDirectory: resolvedStateDirectory),
+        let mpris = noMPRIS ? nil : (mprisBus ?? ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"]).flatMap { $0.isEmpty ? nil : $0 }
+        let supervisor = Supervisor(configuration: SupervisorConfiguration(driversDirectories: directories, stateDirectory: resolvedStateDirectory,
+                                                                           mprisBusAddress: mpris),
                                     logger: logger)
         try await supervisor.start()
         let path = socket ?? SocketLocation.defaultPath

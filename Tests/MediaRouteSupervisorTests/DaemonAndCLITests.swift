@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import MediaRouteIPC
+import PrivateDaemons
 import Testing
 import TestSupport
 
@@ -78,6 +79,27 @@ struct DaemonAndCLITests {
 
     /// 30 % reaches the driver as 0.3, what the person typed, not a Float's 0.30000001192092896: a
     /// driver written in another language reads the number off the wire as it is written there.
+    /// The daemon shows what plays on the session bus it is given (`--mpris-bus`; a desktop
+    /// session's own by default): `playerctl` there lists it and pauses it.
+    @Test func theDaemonShowsWhatPlaysOnTheSessionBusItIsGiven() async throws {
+        let bus = try PrivateBus(kind: .session)
+        defer { bus.stop() }
+        try await DaemonHarness.run { harness in
+            try harness.drivers.addDriver("org.test.alpha", devices: ["Living Room TV"])
+            try await harness.start(["--mpris-bus", bus.address])
+            #expect(await harness.cli(["activate", "Living Room TV"]).status == .exited(0))
+            #expect(await harness.cli(["play", "http://127.0.0.1:9/film.mp4", "--to", "Living Room TV"]).status == .exited(0))
+            func playerctl(_ arguments: [String]) async -> String {
+                let run = try? await CapturedCommand.run("/usr/bin/playerctl", arguments, environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address], timeout: .seconds(5))
+                return run?.output.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+            }
+            try await waitUntil("the player on the bus") { await playerctl(["-l"]).hasPrefix("mediaroute.") }
+            _ = await playerctl(["pause"])
+            try await waitUntil("paused at the device") { await harness.cli(["status", "--json"]).output.contains("\"paused\"") }
+            #expect(await playerctl(["status"]) == "Paused")
+        }
+    }
+
     @Test func aVolumeOf30PercentReachesTheDriverAsTyped() async throws {
         try await DaemonHarness.run { harness in
             try WireProbeDriver.install(in: harness.drivers, protocol: "org.test.probe")

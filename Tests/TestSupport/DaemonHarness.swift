@@ -24,7 +24,9 @@ public final class DaemonHarness: @unchecked Sendable {
         let log = open(drivers.root + "/daemon.log", O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
         defer { close(log) }
         daemon = try ChildProcess(executable: Self.binary("mediarouted"),
-                                  arguments: ["--drivers-dir", drivers.drivers, "--state-dir", drivers.state, "--socket", socket] + arguments,
+                                  arguments: ["--drivers-dir", drivers.drivers, "--state-dir", drivers.state, "--socket", socket] + arguments
+                                      // Never the desktop's own session bus, unless the test gives one.
+                                      + (arguments.contains("--mpris-bus") ? [] : ["--no-mpris"]),
                                   standardOutput: log, standardError: log)
         try await waitUntil("daemon socket") { (try? UnixSocket.connect(path: self.socket)).map { close($0); return true } ?? false }
     }

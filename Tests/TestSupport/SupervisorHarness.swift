@@ -67,8 +67,9 @@ public final class SupervisorHarness: @unchecked Sendable {
     }
 
     @discardableResult
-    public func start(discoveryOnDemand: Duration = .seconds(5)) async throws -> Supervisor {
-        let configuration = SupervisorConfiguration(driversDirectories: [drivers], stateDirectory: state, discoveryOnDemand: discoveryOnDemand)
+    public func start(discoveryOnDemand: Duration = .seconds(5), mprisBusAddress: String? = nil) async throws -> Supervisor {
+        let configuration = SupervisorConfiguration(driversDirectories: [drivers], stateDirectory: state, discoveryOnDemand: discoveryOnDemand,
+                                                    mprisBusAddress: mprisBusAddress)
         let supervisor = Supervisor(configuration: configuration, logger: log.logger)
         try await supervisor.start()
         self.supervisor = supervisor

@@ -1,0 +1,24 @@
+import MediaRouteWire
+
+/// The desktop's media controls: each route's media session as an MPRIS player, whose buttons
+/// act as the operator's commands on that session.
+extension Supervisor {
+    func showSessionsOnTheDesktop(_ address: String) {
+        // Weakly: the players' exported methods must not keep a stopped supervisor alive.
+        let weak = WeakSupervisor(self)
+        let bridge = MPRISBridge(address: address, logger: logger) { session in
+            MPRISPlayer.Commands(
+                setPlayback: { changes in _ = try await weak.supervisor?.setPlayback(session: session, changes, by: .operator) },
+                stop: { try await weak.supervisor?.stopSession(session: session, by: .operator) },
+                setVolume: { level in _ = try await weak.supervisor?.volume(session, .set(level)) })
+        }
+        mpris = bridge
+        _ = subscribe { event in bridge.take(event) }
+        logger.info("media sessions are shown as MPRIS players on \(address)")
+    }
+}
+
+private final class WeakSupervisor: Sendable {
+    weak let supervisor: Supervisor?
+    init(_ supervisor: Supervisor) { self.supervisor = supervisor }
+}
