@@ -37,6 +37,15 @@ final class ActiveReceiver: SampleOutput {
         self.memory = memory
     }
 
+    /// Refusals of its remote already logged: shairport-sync asks `getproperty` every few seconds
+    /// (a 400 tells it this remote is a plain one), and the log says so once, not each time.
+    private var refusalsLogged: Set<String> = []
+
+    func remoteRefused(_ refusal: DACPError) {
+        guard refusalsLogged.count < 32, refusalsLogged.insert(refusal.message).inserted else { return }
+        log("\(device.displayName)'s remote: refused \(refusal)")
+    }
+
     /// Ends the route through `failed` if the receiver closes the session's connection (switched
     /// off, restarted, crashed), whether or not anything plays.
     func watchConnection() {

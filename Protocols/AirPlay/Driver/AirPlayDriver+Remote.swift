@@ -10,7 +10,7 @@ extension AirPlayDriver {
     func listen(to remote: DACPSession, of receiver: ActiveReceiver) async {
         do {
             receiver.remote = try await DACPServer.start(session: remote, avahi: browser.connection,
-                                                         onRefused: { refusal in log("\(receiver.device.displayName)'s remote: refused \(refusal)") }) { command in
+                                                         onRefused: { refusal in Task { @MainActor in receiver.remoteRefused(refusal) } }) { command in
                 Task { @MainActor in self.pressed(command, on: receiver) }
             }
         } catch {
