@@ -224,6 +224,22 @@ struct DLNADriverTests {
         }
     }
 
+    /// A renderer switched off at the wall while nothing plays (no goodbye, its announcement good
+    /// for 100 s more) ends its route once two of the driver's idle checks go unanswered.
+    @Test func anIdleRendererThatDiesEndsItsRouteLongBeforeItsAnnouncementRunsOut() async throws {
+        try await DLNATestBed.run(environment: ["MEDIAROUTE_DLNA_IDLE_CHECK_SECONDS": "1"]) { bed in
+            let renderer = try await bed.addRenderer("Attic TV")
+            try await bed.activated("Attic TV")
+            let ended = EventLog<String>()
+            _ = await bed.supervisor.subscribe { event in
+                if case .deactivated(_, _, let message) = event { ended.append(message) }
+            }
+            await renderer.kill()
+            try await bed.harness.waitUntil("the route ends") { !ended.all.isEmpty }
+            #expect(ended.all.first?.contains("Attic TV stopped answering") == true, "\(ended.all)")
+        }
+    }
+
     @Test func faultsGarbageAndUnplayableMediaAreSentencesNotSurprises() async throws {
         try await DLNATestBed.run { bed in
             let garbage = try HostileRenderer.start(on: try await bed.network.addHost(), network: bed.network, mode: "garbage-description",

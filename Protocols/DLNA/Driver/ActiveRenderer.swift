@@ -56,6 +56,11 @@ final class ActiveRenderer {
     /// manifest's environment (2 s to a day), else 300 s. Tests of renewal make it short.
     static let eventSeconds = ProcessInfo.processInfo.environment["MEDIAROUTE_DLNA_EVENT_SECONDS"].flatMap(Int.init).map { min(max($0, 2), 86_400) }
         ?? GENASubscription.requestedSeconds
+    /// How often an evented renderer with nothing playing is asked its state, to learn that it went
+    /// away without a goodbye (switched off at the wall) long before its announcement runs out (its
+    /// max-age: 100 s to 30 min): `MEDIAROUTE_DLNA_IDLE_CHECK_SECONDS` (1 s to an hour), else 10 s.
+    static let idleCheckSeconds = ProcessInfo.processInfo.environment["MEDIAROUTE_DLNA_IDLE_CHECK_SECONDS"].flatMap(Int.init)
+        .map { min(max($0, 1), 3600) } ?? 10
 
     init(renderer: KnownRenderer, session: MediaOutputSession, endpoint: LocalEndpoint, client: HTTPClient) {
         self.renderer = renderer
@@ -267,9 +272,11 @@ final class ActiveRenderer {
     }
 
     /// Positions are not evented (AVTransport moderates them away): read each second while
-    /// something is loaded. Without events, the transport state and volume are read too. Two
-    /// unanswered reads in a row mean the renderer is gone.
+    /// something is loaded. Without events, the transport state and volume are read too; with
+    /// them and nothing playing, the state every `idleCheckSeconds`. Two unanswered reads in a
+    /// row mean the renderer is gone.
     private func poll() async {
+        var idleSeconds = 0
         while !Task.isCancelled, !isEnded {
             try? await Task.sleep(for: .seconds(1))
             guard !Task.isCancelled, !isEnded else { return }
@@ -278,7 +285,17 @@ final class ActiveRenderer {
                     try await readTransport()
                     try await readVolume()
                 }
-                guard transportState == "PLAYING" || transportState == "PAUSED_PLAYBACK" || transportState == "TRANSITIONING" || !isEvented else { continue }
+                guard transportState == "PLAYING" || transportState == "PAUSED_PLAYBACK" || transportState == "TRANSITIONING" || !isEvented else {
+                    // Nothing plays and events would say any change: now and then, is it still there?
+                    idleSeconds += 1
+                    if idleSeconds >= Self.idleCheckSeconds {
+                        idleSeconds = 0
+                        try await readTransport()
+                        failures = 0
+                    }
+                    continue
+                }
+                idleSeconds = 0
                 let info = try await transport.invoke("GetPositionInfo", ["InstanceID": "0"])
                 failures = 0
                 var event = RendererEvent()
