@@ -106,6 +106,27 @@ struct DLNAEventTests {
         }
     }
 
+    /// A renderer down for longer than a renewal is polled meanwhile; once it is back, the next
+    /// try subscribes again and polling stops: events carry its changes again.
+    @Test func eventsComeBackAfterARendererWasDownThroughARenewal() async throws {
+        try await DLNATestBed.run(environment: ["MEDIAROUTE_DLNA_EVENT_SECONDS": "3", "MEDIAROUTE_DLNA_IDLE_CHECK_SECONDS": "3600"]) { bed in
+            let renderer = try await bed.addRenderer("Loft Speaker")
+            let tap = try await bed.wireTap(on: renderer)
+            try await route(bed, "Loft Speaker")
+            try await bed.harness.waitUntil("both services evented to us") { ourSIDs(tap).count == 2 }
+            let first = ourSIDs(tap)
+            await renderer.kill()
+            try await bed.harness.waitUntil("polling while it is down") { bed.harness.log.contains("Loft Speaker: events unavailable: polling its state") }
+            try await renderer.restart()
+            try await bed.harness.waitUntil("events back", seconds: 15) { bed.harness.log.contains("Loft Speaker: events are back: polling stops") }
+            try await bed.harness.waitUntil("subscribed afresh to both services") { ourSIDs(tap).subtracting(first).count == 2 }
+            let before = tap.requests.count
+            _ = try await bed.controlPoint(renderer, service: "RenderingControl", "SetVolume", [("InstanceID", "0"), ("Channel", "Master"), ("DesiredVolume", "30")])
+            try await bed.harness.waitUntil("the system hears 0.3") { await bed.supervisor.activeRoutes().first?.volume == 0.3 }
+            #expect(tap.requests.dropFirst(before).contains { $0.method == "NOTIFY" && $0.sid.map { !first.contains($0) } == true })
+        }
+    }
+
     /// Deactivation sends UNSUBSCRIBE for each subscription; the renderer has forgotten them
     /// (renewing one is refused) and a volume change is evented to the test's own subscription
     /// but not to us.

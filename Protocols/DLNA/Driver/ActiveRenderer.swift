@@ -324,12 +324,15 @@ final class ActiveRenderer {
     }
 
     /// Renews each subscription halfway through its time; a renderer that forgot it (rebooted
-    /// between two of our requests) is subscribed afresh.
+    /// between two of our requests) is subscribed afresh, and while that fails the state is
+    /// polled, until a new subscription takes again.
     private func renewSubscriptions() async {
         while !Task.isCancelled, !isEnded {
-            let delay = subscriptions.map(\.subscription.renewalDelay).min() ?? .seconds(60)
+            // Polling after a failed renewal: subscribing again is tried each minute at least.
+            let delay = min(subscriptions.map(\.subscription.renewalDelay).min() ?? .seconds(60), isEvented ? .seconds(86_400) : .seconds(60))
             try? await Task.sleep(for: delay)
             guard !Task.isCancelled, !isEnded else { return }
+            var allSubscribed = !subscriptions.isEmpty
             for index in subscriptions.indices {
                 let (subscription, route) = subscriptions[index]
                 do {
@@ -342,10 +345,15 @@ final class ActiveRenderer {
                     if let callback = endpoint.url(route), let fresh = try? await GENASubscription.subscribe(subscription.eventURL, callback: callback, seconds: Self.eventSeconds, client: client) {
                         subscriptions[index].subscription = fresh
                     } else if !isEnded {
+                        allSubscribed = false
+                        if isEvented { log("\(name): events unavailable: polling its state every second instead") }
                         isEvented = false
-                        log("\(name): events unavailable: polling its state every second instead")
                     }
                 }
+            }
+            if allSubscribed, !isEvented, !isEnded {
+                isEvented = true
+                log("\(name): events are back: polling stops")
             }
         }
     }
