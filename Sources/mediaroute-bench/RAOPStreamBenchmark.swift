@@ -80,7 +80,7 @@ struct RAOPStreamBenchmark {
 
         func read(into buffer: UnsafeMutableBufferPointer<Int16>, waitingUpTo timeout: Duration) -> PCMRead {
             let start = position.load(ordering: .relaxed), count = min(buffer.count / 2 * 2, samples.count - start)
-            _ = UnsafeMutableBufferPointer(rebasing: buffer[..<count]).update(fromContentsOf: samples[start..<(start + count)])
+            samples.withUnsafeBufferPointer { buffer.baseAddress!.update(from: $0.baseAddress! + start, count: count) }
             position.store((start + count) % samples.count, ordering: .relaxed)
             return .frames(count / 2)
         }
