@@ -104,10 +104,14 @@ struct DLNALatencyBenchmark {
                 }
                 if run % 2 == 0 { try await measureRaw() }
                 let start = now()
-                _ = try await running.startSession(Self.name, url: media)
-                // Polled: an operator's session has no subscriber to tell (up to 0.2 ms late).
+                let started = try await running.startSession(Self.name, url: media)
+                // The state the start returns, else polled: an operator's session has no
+                // subscriber to tell (up to 0.2 ms late).
                 let deadline = ContinuousClock.now + .seconds(10)
-                while await running.activeRoutes().first?.playback?.status.state != .playing {
+                var state = started.playback?.status.state
+                while state != .playing {
+                    state = await running.activeRoutes().first?.playback?.status.state
+                    guard state != .playing else { break }
                     guard ContinuousClock.now < deadline else { throw BenchmarkError("the renderer did not report PLAYING within 10 s") }
                     try await Task.sleep(for: .microseconds(200))
                 }

@@ -1,6 +1,7 @@
 import Foundation
 import MediaDevice
 import MediaRouteIPC
+import NIOCore
 import UPnP
 
 /// An activated renderer: its services, its events (or polling when it will not send them), the
@@ -47,6 +48,9 @@ final class ActiveRenderer {
     private var tasks: [Task<Void, Never>] = []
     /// Reading the transport state after Play, until it plays (`followTransition`).
     private var transition: Task<Void, Never>?
+    /// `play` waiting for the renderer's first word after Play (`firstWord`), and which play it is.
+    private var firstWordWaiter: CheckedContinuation<Void, Never>?
+    private var plays = 0
     private var isEnded = false
     /// Consecutive unanswered requests: two in a row (a second apart) end the route.
     private var failures = 0
@@ -141,17 +145,69 @@ final class ActiveRenderer {
         }
     }
 
-    /// Loads `url` and plays it from the start.
+    /// Loads `url` and plays it from the start. SetAVTransportURI, Play and a first
+    /// GetTransportInfo go out from one event loop, each as soon as the one before is answered: a
+    /// hop through the main actor between two of them cost ~150 µs. Returns once the renderer has
+    /// said where it is after Play (its event saying PLAYING, or that reading, whichever comes
+    /// first); `followTransition` reads on until it plays.
     func play(url: String, metadata: String) async throws(UPnPError) {
-        try await transport("SetAVTransportURI", ["InstanceID": "0", "CurrentURI": url, "CurrentURIMetaData": metadata])
+        transition?.cancel()
+        plays += 1
+        let play = plays
+        let transport = self.transport, loop = client.nextLoop()
+        // Taken before the requests go: the renderer's events answering them are newer.
+        let before = (transportState, currentURI, duration)
         currentURI = url
         duration = nil
         take(position: 0)
         transportState = "TRANSITIONING"
-        try await transport("Play", ["InstanceID": "0", "Speed": "1"])
+        let played = transport.invocation("SetAVTransportURI", ["InstanceID": "0", "CurrentURI": url, "CurrentURIMetaData": metadata], on: loop)
+            .flatMap { _ in transport.invocation("Play", ["InstanceID": "0", "Speed": "1"], on: loop) }
+        let reading = played.flatMap { _ in transport.invocation("GetTransportInfo", ["InstanceID": "0"], on: loop) }
+        do {
+            _ = try await checked { () async throws(UPnPError) in try await Self.answer(played) }
+        } catch {
+            if transportState == "TRANSITIONING", currentURI == url { (transportState, currentURI, duration) = before }
+            throw error
+        }
         stateChanged()
-        transition?.cancel()
+        await firstWord(after: play, reading: reading)
         transition = Task { [weak self] in await self?.followTransition() }
+    }
+
+    /// Until the renderer says it plays (an event), or `reading` is answered and taken in.
+    private func firstWord(after play: Int, reading: EventLoopFuture<[String: String]>) async {
+        guard transportState != "PLAYING" else { return }
+        await withCheckedContinuation { continuation in
+            firstWordWaiter?.resume()
+            firstWordWaiter = continuation
+            reading.whenComplete { result in
+                Task { @MainActor in
+                    if self.plays == play, case .success(let info) = result {
+                        var event = RendererEvent()
+                        event.transportState = info["CurrentTransportState"]
+                        self.apply(event)
+                    }
+                    if self.plays == play { self.heardFirstWord() }
+                }
+            }
+        }
+    }
+
+    private func heardFirstWord() {
+        firstWordWaiter?.resume()
+        firstWordWaiter = nil
+    }
+
+    /// An answer chained on the event loop (`SOAPService.invocation`), as `invoke` would throw it.
+    private static func answer(_ future: EventLoopFuture<[String: String]>) async throws(UPnPError) -> [String: String] {
+        do {
+            return try await future.get()
+        } catch let error as UPnPError {
+            throw error
+        } catch {
+            throw UPnPError(.unreachable, "\(error)")
+        }
     }
 
     /// Stops what plays, and the reading of its start.
@@ -161,9 +217,9 @@ final class ActiveRenderer {
         try await transport("Stop", ["InstanceID": "0"])
     }
 
-    /// After Play, reads the transport state until it plays (or 2 s pass): every 5 ms for the
-    /// first 50 (most renderers start within a few; each reading is a connection of its own, and
-    /// a TV's HTTP server is weak), then every 10. The event saying
+    /// After Play and its first reading, reads the transport state until it plays (or 2 s pass):
+    /// every 5 ms for the first 50 (most renderers start within a few; each reading is a connection
+    /// of its own, and a TV's HTTP server is weak), then every 10. The event saying
     /// PLAYING comes when the renderer's eventing gets to it, often tens of milliseconds after
     /// the fact, and the person waits for that. (Some renderers still say STOPPED for a moment
     /// after accepting Play.)
@@ -172,11 +228,12 @@ final class ActiveRenderer {
         let deadline = start + .seconds(2)
         let starting: Set<String> = ["TRANSITIONING", "STOPPED", "NO_MEDIA_PRESENT"]
         while !Task.isCancelled, !isEnded, starting.contains(transportState), ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .now - start < .milliseconds(50) ? .milliseconds(5) : .milliseconds(10))
+            guard !Task.isCancelled, !isEnded, starting.contains(transportState) else { return }
             guard let info = try? await transport.invoke("GetTransportInfo", ["InstanceID": "0"]) else { return }
             var event = RendererEvent()
             event.transportState = info["CurrentTransportState"]
             apply(event)
-            try? await Task.sleep(for: .now - start < .milliseconds(50) ? .milliseconds(5) : .milliseconds(10))
         }
     }
 
@@ -217,6 +274,7 @@ final class ActiveRenderer {
             if transportState == "PLAYING" { take(position: currentPosition) } else { positionAt = .now }
             transportState = state
             stateMoved = true
+            if state == "PLAYING" { heardFirstWord() }
         }
         if let uri = event.currentURI, uri != currentURI { currentURI = uri; stateMoved = true }
         if let seconds = event.duration, seconds != duration, seconds > 0 { duration = seconds; stateMoved = true }
