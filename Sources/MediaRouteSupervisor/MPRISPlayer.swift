@@ -46,7 +46,9 @@ actor MPRISPlayer {
         // A state older than the one shown (a route description and a state may cross) does not replace it.
         var chosen = playback ?? route.playback
         if let current = shown.playback, (chosen?.revision ?? .min) < current.revision { chosen = current }
-        let newer = MPRISState(route: route, playback: chosen)
+        var newer = MPRISState(route: route, playback: chosen)
+        // Another URL on the same route is another track (a SetPosition for the old one is ignored).
+        newer.track = shown.track + (route.url == shown.route.url ? 0 : 1)
         let changed = shown.changes(to: newer)
         let jumped = shown.jumped(to: newer, elapsed: (ContinuousClock.now - shownAt).seconds)
         shown = newer
@@ -55,13 +57,23 @@ actor MPRISPlayer {
         if jumped { try? await connection.emit(path: Self.path, interface: "org.mpris.MediaPlayer2.Player", signal: "Seeked", [.int64(newer.position)]) }
     }
 
+    /// A seek asked through MPRIS went through: clients hear where to (the device's own report
+    /// follows within a second).
+    private func sought(to seconds: Double) async {
+        try? await connection.emit(path: Self.path, interface: "org.mpris.MediaPlayer2.Player", signal: "Seeked", [.int64(MPRISState.microseconds(seconds))])
+    }
+
     /// Shows a new playback state of the same route.
     func update(_ playback: SessionPlayback) async {
         await show(shown.route, playback: playback)
     }
 
-    /// Releases the name: the player leaves the desktop's controls.
-    func close() async { await connection.close() }
+    /// Releases the name (before closing, so that a player for the same session made right after
+    /// can take it), and the player leaves the desktop's controls.
+    func close() async {
+        try? await connection.releaseName(busName)
+        await connection.close()
+    }
 
     private var state: MPRISState { shown }
 
@@ -105,27 +117,35 @@ actor MPRISPlayer {
             DBusMethod("Stop", handler: run { try await commands.stop() }),
             DBusMethod("Next", handler: unsupported("Next")),
             DBusMethod("Previous", handler: unsupported("Previous")),
-            DBusMethod("Seek", inputs: [DBusArgument("Offset", "x")]) { call throws(DBusError) in
-                guard let offset = call.arguments.first?.int64, let now = await state() else { throw .invalidArguments("Seek takes an offset in microseconds") }
+            DBusMethod("Seek", inputs: [DBusArgument("Offset", "x")]) { [weak self] call throws(DBusError) in
+                guard let offset = call.arguments.first?.int64 else { throw .invalidArguments("Seek takes an offset in microseconds") }
+                // Without a known length nothing can be sought: MPRIS has that do nothing.
+                guard let now = await state(), now.canSeek else { return [] }
                 let target = max(0, now.status.position + Double(offset) / 1_000_000)
                 try await perform { try await commands.setPlayback(PlaybackChanges(position: target)) }
+                await self?.sought(to: target)
                 return []
             },
-            DBusMethod("SetPosition", inputs: [DBusArgument("TrackId", "o"), DBusArgument("Position", "x")]) { call throws(DBusError) in
+            DBusMethod("SetPosition", inputs: [DBusArgument("TrackId", "o"), DBusArgument("Position", "x")]) { [weak self] call throws(DBusError) in
                 guard let track = call.arguments.first?.objectPath, let position = call.arguments.last?.int64, position >= 0 else {
                     throw .invalidArguments("SetPosition takes a track id and a position in microseconds, not negative")
                 }
-                // A position meant for another track is ignored, as MPRIS asks.
-                guard track == (await state())?.trackID else { return [] }
-                try await perform { try await commands.setPlayback(PlaybackChanges(position: Double(position) / 1_000_000)) }
+                // A position meant for another track, past the end, or on media without a known
+                // length is ignored, as MPRIS asks.
+                let target = Double(position) / 1_000_000
+                guard let now = await state(), track == now.trackID, now.canSeek, target <= (now.status.timeRange?.upperBound ?? 0) else { return [] }
+                try await perform { try await commands.setPlayback(PlaybackChanges(position: target)) }
+                await self?.sought(to: target)
                 return []
             },
             DBusMethod("OpenUri", inputs: [DBusArgument("Uri", "s")], handler: unsupported("OpenUri")),
         ], properties: [
             DBusProperty("PlaybackStatus", "s") { .string(await state()?.playbackStatus ?? "Stopped") },
-            DBusProperty("Rate", "d", get: { .double(Double(await state()?.status.speed ?? 1)) }, set: { value throws(DBusError) in
-                guard let rate = value.double, rate > 0 else { throw .invalidArguments("Rate is a positive number") }
-                try await perform { try await commands.setPlayback(PlaybackChanges(speed: Float(rate))) }
+            DBusProperty("Rate", "d", get: { .double(await state()?.rate ?? 1) }, set: { value throws(DBusError) in
+                guard let rate = value.double, rate.isFinite, rate >= 0 else { throw .invalidArguments("Rate is a number from 0 (pause) up") }
+                // 0 pauses, as MPRIS has it; the rest within the rates advertised.
+                let changes = rate == 0 ? PlaybackChanges(isPlaying: false) : PlaybackChanges(speed: Float(min(max(rate, MPRISState.rates.lowerBound), MPRISState.rates.upperBound)))
+                try await perform { try await commands.setPlayback(changes) }
             }),
             DBusProperty("Metadata", "a{sv}") { await state()?.metadata ?? .properties([:]) },
             DBusProperty("Volume", "d", get: { .double(await state()?.volume ?? 1) }, set: { value throws(DBusError) in
@@ -133,8 +153,8 @@ actor MPRISPlayer {
                 try await perform { try await commands.setVolume(min(max(volume, 0), 1)) }
             }),
             DBusProperty("Position", "x") { .int64(await state()?.position ?? 0) },
-            DBusProperty("MinimumRate", "d") { .double(0.5) },
-            DBusProperty("MaximumRate", "d") { .double(2) },
+            DBusProperty("MinimumRate", "d") { .double(MPRISState.rates.lowerBound) },
+            DBusProperty("MaximumRate", "d") { .double(MPRISState.rates.upperBound) },
             DBusProperty("CanGoNext", "b") { .boolean(false) },
             DBusProperty("CanGoPrevious", "b") { .boolean(false) },
             DBusProperty("CanPlay", "b") { .boolean(true) },

@@ -9,6 +9,12 @@ struct MPRISState: Equatable {
     /// The session's playback, newer than the route's when a state came on its own.
     var playback: SessionPlayback?
 
+    /// How many times the URL on the route changed: each is another track for MPRIS.
+    var track = 0
+
+    /// The rates advertised (MinimumRate, MaximumRate); a device's own are kept within them.
+    static let rates = 0.5...2.0
+
     init(route: RouteDescription, playback: SessionPlayback? = nil) {
         self.route = route
         self.playback = playback ?? route.playback
@@ -17,7 +23,9 @@ struct MPRISState: Equatable {
     var status: PlaybackStatus { playback?.status ?? PlaybackStatus() }
 
     /// The object path naming the track: the session's, so a `SetPosition` for an older one is ignored.
-    var trackID: DBusObjectPath { DBusObjectPath("/org/mediaroute/session/" + MPRISState.pathElement(route.session)) }
+    var trackID: DBusObjectPath { DBusObjectPath("/org/mediaroute/session/\(MPRISState.pathElement(route.session))/\(track)") }
+
+    var rate: Double { status.speed > 0 ? min(max(Double(status.speed), Self.rates.lowerBound), Self.rates.upperBound) : 1 }
 
     /// `Playing`, `Paused` or `Stopped`, as MPRIS spells them.
     var playbackStatus: String {
@@ -26,7 +34,14 @@ struct MPRISState: Equatable {
     }
 
     /// The position in microseconds, MPRIS's unit.
-    var position: Int64 { Int64((status.position * 1_000_000).rounded()) }
+    var position: Int64 { Self.microseconds(status.position) }
+
+    /// Seconds as MPRIS's microseconds; what a driver reports is not trusted to fit (a lying one
+    /// must not crash the supervisor): negative or not finite is 0, and beyond a million hours stops there.
+    static func microseconds(_ seconds: Double) -> Int64 {
+        guard seconds.isFinite, seconds > 0 else { return 0 }
+        return Int64((min(seconds, 3.6e9) * 1_000_000).rounded())
+    }
 
     var volume: Double { Double(route.volume ?? status.volume) }
 
@@ -42,14 +57,14 @@ struct MPRISState: Equatable {
         if let album = meta.album { members["xesam:album"] = .string(album) }
         if let art = meta.artworkURL { members["mpris:artUrl"] = .string(art) }
         if let url = route.url { members["xesam:url"] = .string(url) }
-        if let range = status.timeRange, range.upperBound > 0 { members["mpris:length"] = .int64(Int64((range.upperBound * 1_000_000).rounded())) }
+        if let range = status.timeRange, Self.microseconds(range.upperBound) > 0 { members["mpris:length"] = .int64(Self.microseconds(range.upperBound)) }
         return .properties(members)
     }
 
     /// The Player properties that are signalled when they change (Position is not: clients ask, and
     /// a jump is signalled by Seeked).
     var signalled: [String: DBusValue] {
-        ["PlaybackStatus": .string(playbackStatus), "Metadata": metadata, "Volume": .double(volume), "Rate": .double(Double(status.speed)),
+        ["PlaybackStatus": .string(playbackStatus), "Metadata": metadata, "Volume": .double(volume), "Rate": .double(rate),
          "CanSeek": .boolean(canSeek)]
     }
 

@@ -77,8 +77,6 @@ struct DaemonAndCLITests {
         }
     }
 
-    /// 30 % reaches the driver as 0.3, what the person typed, not a Float's 0.30000001192092896: a
-    /// driver written in another language reads the number off the wire as it is written there.
     /// The daemon shows what plays on the session bus it is given (`--mpris-bus`; a desktop
     /// session's own by default): `playerctl` there lists it and pauses it.
     @Test func theDaemonShowsWhatPlaysOnTheSessionBusItIsGiven() async throws {
@@ -100,6 +98,8 @@ struct DaemonAndCLITests {
         }
     }
 
+    /// 30 % reaches the driver as 0.3, what the person typed, not a Float's 0.30000001192092896: a
+    /// driver written in another language reads the number off the wire as it is written there.
     @Test func aVolumeOf30PercentReachesTheDriverAsTyped() async throws {
         try await DaemonHarness.run { harness in
             try WireProbeDriver.install(in: harness.drivers, protocol: "org.test.probe")

@@ -59,9 +59,6 @@ struct MPRISBridgeTests {
             _ = try await playerctl(bus, ["-p", name, "volume", "0.25"])
             try await harness.waitUntil("the volume at the device") { await route(supervisor)?.volume == 0.25 }
             #expect(try await playerctl(bus, ["-p", name, "volume"]).hasPrefix("0.25"))
-            // A route plays one item: Next changes nothing.
-            _ = try await playerctl(bus, ["-p", name, "next"])
-            #expect(await route(supervisor)?.playback?.status.isPlaying == true)
 
             // Stopped, the player leaves the bus.
             _ = try await playerctl(bus, ["-p", name, "stop"])
@@ -89,6 +86,24 @@ struct MPRISBridgeTests {
             try await harness.waitUntil("Seeked signalled") { seen.all.contains { $0.member == "Seeked" && ($0.arguments.first?.int64 ?? 0) >= 45_000_000 } }
             _ = try await supervisor.volume(Self.device, .set(0.5))
             try await harness.waitUntil("Volume signalled") { seen.all.contains { PropertiesChangedSignal($0)?.changed["Volume"]?.double == 0.5 } }
+
+            // A route plays one item: Next is refused with a sentence, and says so beforehand.
+            let path: DBusObjectPath = "/org/mpris/MediaPlayer2", player = "org.mpris.MediaPlayer2.Player"
+            #expect(try await client.property("CanGoNext", of: player, at: path, on: name).bool == false)
+            await #expect(throws: DBusError.self) { try await client.call(destination: name, path: path, interface: player, method: "Next") }
+            // Rate 0 pauses, as MPRIS has it.
+            _ = try await supervisor.setPlayback(Self.device, PlaybackChanges(isPlaying: true))
+            try await client.setProperty("Rate", of: player, at: path, on: name, to: .double(0))
+            try await harness.waitUntil("paused by Rate 0") { await route(supervisor)?.playback?.status.isPlaying == false }
+            // Another URL is another track: a position for the old one is ignored.
+            let oldTrack = try #require(try await client.property("Metadata", of: player, at: path, on: name).properties?["mpris:trackid"]?.objectPath)
+            _ = try await supervisor.startSession(Self.device, url: "http://127.0.0.1:9/other.mp4")
+            try await harness.waitUntil("a new track id") {
+                (try? await client.property("Metadata", of: player, at: path, on: name).properties?["mpris:trackid"]?.objectPath).flatMap { $0 } != oldTrack
+            }
+            let before = await route(supervisor)?.playback?.status.position ?? 0
+            _ = try await client.call(destination: name, path: path, interface: player, method: "SetPosition", [.objectPath(oldTrack), .int64(50_000_000)])
+            #expect((await route(supervisor)?.playback?.status.position ?? 0) < before + 5)
 
             try await supervisor.deactivate(Self.device)
             try await harness.waitUntil("the player gone") { (try? await client.nameHasOwner(name)) == false }
@@ -118,7 +133,9 @@ struct MPRISBridgeTests {
         }
         let shown = MPRISState(route: route(status, revision: 1))
         #expect(shown.metadata.properties?["xesam:title"]?.string == "Late Film.mkv")
-        #expect(shown.trackID == "/org/mediaroute/session/_1st_session")
+        #expect(shown.trackID == "/org/mediaroute/session/_1st_session/0")
+        // What a lying driver reports cannot trap the conversion to microseconds.
+        #expect(MPRISState.microseconds(1e300) == 3_600_000_000_000_000 && MPRISState.microseconds(-5) == 0 && MPRISState.microseconds(.nan) == 0)
         #expect(shown.playbackStatus == "Playing" && shown.position == 10_000_000 && shown.volume == 0.5 && !shown.canSeek)
         // Playing on by two seconds is no jump; paused and moved on by a minute is a seek.
         var later = status
