@@ -71,7 +71,7 @@ public final class LocalPlayback: AVInterfaceControllable {
         get { player.position }
         set {
             player.seek(to: newValue)
-            output.sourceJumped()
+            output.sourceJumped(to: newValue)
             heardAudio = false
             if let duration = player.duration, newValue >= duration {
                 phase = .ended

@@ -5,6 +5,7 @@
     /// The device's volume (0...1) and mute: a sample-only device has one volume, the session's.
     var volume: Float { get set }
     var isMuted: Bool { get set }
-    /// The source jumped (a seek): what the device holds from before the jump should not be heard.
-    func sourceJumped()
+    /// The source jumped to `position` (a seek): what the device holds from before the jump should
+    /// not be heard.
+    func sourceJumped(to position: Double)
 }

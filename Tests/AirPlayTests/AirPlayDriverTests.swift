@@ -106,6 +106,26 @@ struct AirPlayDriverTests {
         }
     }
 
+    /// A URL played to its end is heard to its end: the ~2 s the receiver holds when the source
+    /// runs out are played out, not flushed.
+    @Test func aTrackIsHeardToItsEnd() async throws {
+        try await AirPlayTestBed.run { bed in
+            let name = AirPlayTestBed.name
+            _ = try await bed.supervisor.activate(name) { _ in nil }
+            let start = bed.receiver.audioBytes
+            try await bed.playTone(seconds: 3)
+            try await bed.harness.waitUntil("the session ended") { await bed.supervisor.activeRoutes().first?.playback?.status.state == .ended }
+            /// How long the tone lasted in what the receiver played since `start`: its first loud
+            /// sample to its last.
+            func toneSeconds() -> Double {
+                let left = ToneAnalysis.channel(0, of: bed.receiver.audio(from: start), channels: 2)
+                guard let first = left.firstIndex(where: { abs($0) > 0.05 }), let last = left.lastIndex(where: { abs($0) > 0.05 }) else { return 0 }
+                return Double(last - first) / 44_100
+            }
+            try await bed.harness.waitUntil("all 3 s of the tone heard", seconds: 10) { toneSeconds() > 2.9 }
+        }
+    }
+
     @Test func theReceiversOwnRemoteReachesThePlaybackAndTheVolume() async throws {
         try await AirPlayTestBed.run { bed in
             let name = AirPlayTestBed.name

@@ -366,7 +366,7 @@ func unusedPort() throws -> UInt16 {
     var volume: Float = 1
     var isMuted = false
     var jumps = 0
-    func sourceJumped() { jumps += 1 }
+    func sourceJumped(to position: Double) { jumps += 1 }
 }
 
 @MainActor final class ChangeCount {

@@ -23,6 +23,10 @@ final class ActiveReceiver: SampleOutput {
     private var source: (any PCMSource)?
     private(set) var streamID: String?
     private var streaming = false
+    /// The stream running, watched for its failure (each stream by its own watcher).
+    private var stream: RAOPStream?
+    /// Seeks asked so far: a pause asked before a seek must not rewind from the new position.
+    private var jumps = 0
     private var changes: Task<Void, Never>?
     private var volumeChange: Task<Void, Never>?
     /// Where the receiver's own remote control reaches us.
@@ -47,11 +51,12 @@ final class ActiveReceiver: SampleOutput {
     }
 
     /// Ends the route through `failed` if the receiver closes the session's connection (switched
-    /// off, restarted, crashed), whether or not anything plays.
+    /// off, restarted, crashed) or stops answering, whether or not anything plays.
     func watchConnection() {
         Task { [sender, weak self] in
-            guard await sender.connectionLost(), let self else { return }
-            failed("\(device.displayName) closed its connection: it was switched off or restarted")
+            guard let lost = await sender.connectionLost(), let self else { return }
+            failed(lost.code == .timedOut ? "\(device.displayName) stopped answering: \(lost.message)"
+                                          : "\(device.displayName) closed its connection: it was switched off or restarted")
         }
     }
 
@@ -59,15 +64,16 @@ final class ActiveReceiver: SampleOutput {
     /// `LocalPlayback` reads this when it is made, before `play`).
     func prepareToPlay() { paused = false }
 
-    /// Plays `source` from now on, in place of what played (a URL's `playback` with it).
+    /// Plays `source` from now on, in place of what played (a URL's `playback` with it). Not
+    /// paused from now: a pause asked after this call holds for it.
     func play(_ source: any PCMSource, stream: String?, playback: LocalPlayback? = nil) async {
+        paused = false
         await enqueue {
             await self.stopStreaming()
             if let old = self.playback, old !== playback { old.player.stop() }
             self.source = source
             self.streamID = stream
             self.playback = playback
-            self.paused = false
             await self.startStreaming()
         }.value
     }
@@ -109,18 +115,19 @@ final class ActiveReceiver: SampleOutput {
         do throws(RAOPError) {
             // A receiver sets its volume anew for each stream (shairport-sync starts at its
             // default): the one kept is said again once the audio flows, with where a URL is.
-            try await sender.play(source, onFirstPacket: { Task { @MainActor [weak self] in
+            let stream = try await sender.play(source, onFirstPacket: { Task { @MainActor [weak self] in
                 self?.sendVolume()
                 self?.sendProgress()
             } })
+            self.stream = stream
+            Task { [weak self] in
+                guard case .failed(let error) = await stream.ended else { return }
+                self?.failed("\(self?.device.displayName ?? "the receiver") stopped taking audio: \(error.message)")
+            }
         } catch {
             return failed("\(device.displayName) cannot take audio: \(error.message)")
         }
         streaming = true
-        Task { [sender, weak self] in
-            guard case .failed(let error)? = await sender.streamEnded() else { return }
-            self?.failed("\(self?.device.displayName ?? "the receiver") stopped taking audio: \(error.message)")
-        }
     }
 
     /// Stops the stream, waits until nothing is being sent, and has the receiver drop what it
@@ -129,6 +136,7 @@ final class ActiveReceiver: SampleOutput {
     private func stopStreaming() async -> Duration {
         guard streaming else { return .zero }
         streaming = false
+        stream = nil
         await sender.stopStreaming()
         let unplayed = await sender.unplayed
         try? await sender.flush()
@@ -146,10 +154,18 @@ final class ActiveReceiver: SampleOutput {
         set {
             guard newValue != paused else { return }
             paused = newValue
+            let jumpsAsked = jumps
             enqueue {
-                if newValue {
+                if newValue, self.playback?.state == .ended {
+                    // The end of a URL: the stream sends the last of it, and the receiver plays out
+                    // the ~2 s it holds (a FLUSH would cut every track's end).
+                    await self.finishStreaming()
+                } else if newValue {
                     let unplayed = await self.stopStreaming()
-                    if let player = self.playback?.player, unplayed > .zero { player.seek(to: max(0, player.position - unplayed.seconds)) }
+                    // Not after a seek asked since the pause: the position is the one sought.
+                    if let player = self.playback?.player, unplayed > .zero, self.jumps == jumpsAsked {
+                        player.seek(to: max(0, player.position - unplayed.seconds))
+                    }
                 } else {
                     await self.startStreaming()
                 }
@@ -168,13 +184,24 @@ final class ActiveReceiver: SampleOutput {
     }
 
     /// A seek: the receiver drops the ~2 s it holds from before it (FLUSH), and the stream starts
-    /// again from where the source now is.
-    func sourceJumped() {
+    /// again from the position sought (sought again: what the stream read from it before the
+    /// FLUSH went with it).
+    func sourceJumped(to position: Double) {
+        jumps += 1
         enqueue {
             guard self.streaming else { return }
             await self.stopStreaming()
+            self.playback?.player.seek(to: position)
             await self.startStreaming()
         }
+    }
+
+    /// Lets the stream end by itself (its source ended) without dropping what the receiver holds.
+    private func finishStreaming() async {
+        guard streaming else { return }
+        streaming = false
+        stream = nil
+        _ = await sender.streamEnded()
     }
 
     /// The receiver's volume, remembered for its next activation.

@@ -28,21 +28,22 @@ public struct DigestAuthentication: Sendable, Equatable {
     }
 
     /// The `Authorization` header value for `method` on `uri` with `password`.
-    public func authorization(method: String, uri: String, password: String) -> String {
-        let secret = Self.md5Hex("\(username):\(realm):\(password)")
-        let request = Self.md5Hex("\(method):\(uri)")
-        let response = Self.md5Hex("\(secret):\(nonce):\(request)")
+    public func authorization(method: String, uri: String, password: String) throws(RAOPError) -> String {
+        let secret = try Self.md5Hex("\(username):\(realm):\(password)")
+        let request = try Self.md5Hex("\(method):\(uri)")
+        let response = try Self.md5Hex("\(secret):\(nonce):\(request)")
         return "Digest username=\"\(username)\", realm=\"\(realm)\", nonce=\"\(nonce)\", uri=\"\(uri)\", response=\"\(response)\""
     }
 
     /// Lower-case hex, as RFC 2617 (and shairport-sync, which compares exactly) has it.
-    static func md5Hex(_ text: String) -> String {
+    static func md5Hex(_ text: String) throws(RAOPError) -> String {
         let bytes = Array(text.utf8)
         var digest = [UInt8](repeating: 0, count: 16)
         var length: UInt32 = 0
-        // MD5 cannot fail on bytes in memory; a libcrypto without it would leave the answer empty
-        // and the receiver would say 401, which the caller reports.
-        guard EVP_Digest(bytes, bytes.count, &digest, &length, EVP_md5(), nil) == 1 else { return "" }
+        // A libcrypto without MD5 (a FIPS-only one) cannot answer: said as such, not as a wrong password.
+        guard EVP_Digest(bytes, bytes.count, &digest, &length, EVP_md5(), nil) == 1 else {
+            throw RAOPError(.encryptionFailed, "this system's libcrypto has no MD5, which AirPlay password authentication needs")
+        }
         let digits = Array("0123456789abcdef")
         return String(digest[..<Int(length)].flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0x0f)]] })
     }

@@ -4,7 +4,8 @@ import Synchronization
 
 /// PCM a caller hands over in pieces (`RAOPSender.send(pcm:)`) for the sending thread to read: a
 /// FIFO of at most about `capacity` samples, whose `append` waits while it is full, so a caller
-/// faster than real time is held to it.
+/// faster than real time is held to it. Callers waiting for room go in the order they came; all
+/// are let go when the queue is finished (the stream ended, whatever the reason).
 final class PCMQueue: PCMSource {
     let format = PCMFormat(sampleRate: ALACFrame.sampleRate, channels: ALACFrame.channels)
     let capacity: Int
@@ -17,34 +18,45 @@ final class PCMQueue: PCMSource {
         var samples: [Int16] = []
         var head = 0
         var finished = false
-        var waitingForRoom: CheckedContinuation<Void, Never>?
+        var waitingForRoom: [CheckedContinuation<Void, Never>] = []
         var count: Int { samples.count - head }
     }
 
     init(capacity: Int = ALACFrame.sampleRate * ALACFrame.channels / 2) { self.capacity = capacity }
 
-    /// Adds `pcm` (interleaved stereo), once what is queued is below `capacity`.
+    /// Frames queued and not read yet.
+    var queuedFrames: Int { state.withLock { $0.count } / ALACFrame.channels }
+
+    /// Adds `pcm` (interleaved stereo), a capacity's worth at a time, each once what is queued is
+    /// below `capacity`; after `finish`, drops it.
     func append(_ pcm: [Int16]) async {
-        await withCheckedContinuation { continuation in
-            let ready = state.withLock { state in
-                if state.count < capacity || state.finished { return true }
-                state.waitingForRoom = continuation
-                return false
+        for start in stride(from: 0, to: pcm.count, by: capacity) {
+            await withCheckedContinuation { continuation in
+                let ready = state.withLock { state in
+                    if state.count < capacity || state.finished { return true }
+                    state.waitingForRoom.append(continuation)
+                    return false
+                }
+                if ready { continuation.resume() }
             }
-            if ready { continuation.resume() }
+            let added = state.withLock { state in
+                guard !state.finished else { return false }
+                state.samples += pcm[start..<min(pcm.count, start + capacity)]
+                return true
+            }
+            guard added else { return }
+            appended.signal()
         }
-        state.withLock { $0.samples += pcm }
-        appended.signal()
     }
 
-    /// Nothing more comes: the reader gets what is queued, then `.ended`.
+    /// Nothing more comes: the reader gets what is queued, then `.ended`; waiting callers go.
     func finish() {
-        let waiter = state.withLock { state in
+        let waiters = state.withLock { state in
             state.finished = true
-            defer { state.waitingForRoom = nil }
+            defer { state.waitingForRoom = [] }
             return state.waitingForRoom
         }
-        waiter?.resume()
+        for waiter in waiters { waiter.resume() }
         appended.signal()
     }
 
@@ -62,8 +74,7 @@ final class PCMQueue: PCMSource {
                         state.head = 0
                     }
                 }
-                var waiter: CheckedContinuation<Void, Never>?
-                if state.count < capacity { swap(&waiter, &state.waitingForRoom) }
+                let waiter = state.count < capacity && !state.waitingForRoom.isEmpty ? state.waitingForRoom.removeFirst() : nil
                 return (samples, state.finished, waiter)
             }
             waiter?.resume()

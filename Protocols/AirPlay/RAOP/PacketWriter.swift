@@ -24,8 +24,10 @@ struct PacketWriter {
     }
 
     /// One audio packet of 352 stereo frames out, at the next sequence number and timestamp. A
-    /// receiver whose port refuses (it went away) is a failure; a packet a full socket buffer
-    /// drops is UDP's loss, which the receiver's resend request makes good from the history.
+    /// receiver whose port refuses (its software stopped) is a failure, as is a socket that is no
+    /// longer ours; anything else (a full buffer, a route gone for a moment while Wi-Fi roams) is
+    /// UDP's loss, which the receiver's resend request makes good from the history. The sequence
+    /// number moves on either way: the packet is in the history.
     mutating func emit(_ samples: UnsafeMutableBufferPointer<Int16>, marker: Bool) -> RAOPError? {
         packet.storeBytes(of: (marker ? 0x80 : 0) | RTPAudioPacket.payloadType, toByteOffset: 1, as: UInt8.self)
         packet.storeBytes(of: sequence.bigEndian, toByteOffset: 2, as: UInt16.self)
@@ -33,13 +35,21 @@ struct PacketWriter {
         ALACFrame.encode(samples.baseAddress!, into: packet.baseAddress! + 12)
         do throws(RAOPError) { try cipher?.encryptWholeBlocks(UnsafeMutableRawBufferPointer(rebasing: packet[12...])) } catch { return error }
         history.record(sequence: sequence, bytes: UnsafeRawBufferPointer(packet))
-        if send(sockets.audio, packet.baseAddress, packet.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) < 0, [ECONNREFUSED, EHOSTUNREACH, ENETUNREACH].contains(errno) {
-            return RAOPError(.connectionClosed, "the receiver no longer takes audio: its audio port refused a packet (\(String(cString: strerror(errno))))")
+        var failure: RAOPError?
+        if send(sockets.audio, packet.baseAddress, packet.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) < 0 {
+            switch errno {
+            case ECONNREFUSED:
+                failure = RAOPError(.connectionClosed, "the receiver no longer takes audio: its audio port refused a packet (\(String(cString: strerror(errno))))")
+            case EBADF, ENOTSOCK:
+                failure = RAOPError(.notRecording, "the stream's audio socket is closed")
+            default:
+                break
+            }
         }
         sequence &+= 1
         timestamp &+= UInt32(ALACFrame.framesPerPacket)
         packetsSinceSync += 1
-        return nil
+        return failure
     }
 
     /// Ties `nextTimestamp` to now: the receiver plays it `latencyFrames` later.

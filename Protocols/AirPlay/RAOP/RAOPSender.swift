@@ -38,8 +38,11 @@ public actor RAOPSender {
     /// The next packet's sequence number and timestamp: where the next stream starts.
     private var sequence = UInt16.random(in: .min ... .max)
     private var timestamp = UInt32.random(in: .min ... .max)
-    /// The next packet's timestamp, the stream's own while one runs: what metadata and progress are tied to.
-    private var nextTimestamp: UInt32 { streamer?.progress.timestamp ?? timestamp }
+    /// The timestamp of what a caller hands over next: the stream's next packet's, past what
+    /// `send(pcm:)` queued. What metadata and progress are tied to.
+    private var nextTimestamp: UInt32 {
+        (streamer?.progress.timestamp ?? timestamp) &+ UInt32(truncatingIfNeeded: queue?.queuedFrames ?? 0)
+    }
     /// The stream being sent, what `send(pcm:)` feeds it with, and its end being waited for.
     private var streamer: RAOPStreamer?
     private var queue: PCMQueue?
@@ -67,6 +70,7 @@ public actor RAOPSender {
     /// everything opened is closed again.
     public func start() async throws(RAOPError) {
         guard rtsp == nil else { throw RAOPError(.invalidArgument, "the session to \(configuration.host) was already started") }
+        tornDown = false
         // The sender's DACP-ID names its remote-control service too, and the receiver puts the
         // Active-Remote on each button it sends there.
         let client = try await RTSPClient.connect(host: configuration.host, port: configuration.port, commonHeaders: [
@@ -92,6 +96,7 @@ public actor RAOPSender {
             let record = try await request("RECORD", headers: [("Range", "npt=0-"), ("RTP-Info", "seq=\(sequence);rtptime=\(timestamp)")])
             audioLatency = record.header("Audio-Latency").flatMap { Int($0.trimmingSpaces) }
             try await waitForTimingExchange()
+            recording = true
         } catch {
             await closeAll()
             throw error
@@ -101,14 +106,23 @@ public actor RAOPSender {
     /// Streams `source` (44.1 kHz stereo) from now on, read and paced by a thread of its own, in
     /// place of what streamed; until the source ends, `stopStreaming`, `flush` or `teardown`.
     /// `onFirstPacket` runs on that thread once the stream's first packet left.
-    public func play(_ source: any PCMSource, onFirstPacket: @escaping @Sendable () -> Void = {}) async throws(RAOPError) {
+    @discardableResult
+    public func play(_ source: any PCMSource, onFirstPacket: @escaping @Sendable () -> Void = {}) async throws(RAOPError) -> RAOPStream {
+        try await play(source, onFirstPacket: onFirstPacket, onEnd: {})
+    }
+
+    /// `onEnd` runs on the stream's thread as it leaves, however it ends.
+    @discardableResult
+    private func play(_ source: any PCMSource, onFirstPacket: @escaping @Sendable () -> Void, onEnd: @escaping @Sendable () -> Void) async throws(RAOPError) -> RAOPStream {
         // Another play may have started a stream while this one waited: that one stops too.
         repeat { await retire(stopping: true) } while streamer != nil
-        guard let sockets else { throw RAOPError(.notRecording, "play needs a started session") }
+        guard recording, let sockets else { throw RAOPError(.notRecording, "play needs a session started and not torn down") }
         let start = RAOPStreamer.Start(sequence: sequence, timestamp: timestamp, ssrc: ssrc, latencyFrames: configuration.latencyFrames,
                                        leadInPackets: (configuration.leadInFrames + ALACFrame.framesPerPacket - 1) / ALACFrame.framesPerPacket,
                                        encryption: encryption)
-        streamer = try RAOPStreamer(source: source, sockets: sockets, start: start, history: history, onFirstPacket: onFirstPacket)
+        let streamer = try RAOPStreamer(source: source, sockets: sockets, start: start, history: history, onFirstPacket: onFirstPacket, onEnd: onEnd)
+        self.streamer = streamer
+        return RAOPStream(streamer: streamer)
     }
 
     /// Stops the stream (the receiver plays what it holds unless `flush` follows); how it ended,
@@ -123,16 +137,17 @@ public actor RAOPSender {
     /// in real time: returns once they are queued, waiting while half a second is queued already.
     /// Samples short of a whole packet wait for the next call (or `finish`).
     public func send(pcm: [Int16]) async throws(RAOPError) {
-        if let ending = streamer?.ending, case .failed(let error) = ending {
-            await retire(stopping: true)
-            throw error
-        }
         if queue == nil || streamer == nil {
             let queue = PCMQueue()
-            try await play(queue)
+            // A stream that ends (the receiver went away) lets waiting callers go.
+            try await play(queue, onFirstPacket: {}, onEnd: { queue.finish() })
             self.queue = queue
         }
         await queue?.append(pcm)
+        if case .failed(let error)? = streamer?.ending {
+            await retire(stopping: true)
+            throw error
+        }
     }
 
     /// Sends what `send(pcm:)` queued, the last packet padded with silence, and returns once it left.
@@ -188,8 +203,10 @@ public actor RAOPSender {
         guard position >= .zero, duration >= position, duration < .seconds(Int64(UInt32.max) / Int64(ALACFrame.sampleRate)) else {
             throw RAOPError(.invalidArgument, "a progress of \(position) into a track of \(duration) is not a position in it")
         }
-        let text = RAOPMetadata.progressText(current: nextTimestamp, positionFrames: Self.frames(position), durationFrames: Self.frames(duration))
-        _ = try await request("SET_PARAMETER", headers: [("Content-Type", "text/parameters")], body: Array(text.utf8))
+        _ = try await request("SET_PARAMETER") {
+            let text = RAOPMetadata.progressText(current: nextTimestamp, positionFrames: Self.frames(position), durationFrames: Self.frames(duration))
+            return ([("Content-Type", "text/parameters")], Array(text.utf8))
+        }
     }
 
     /// Sends the track's title, artist and album (absent ones left out), for the audio the next
@@ -197,7 +214,7 @@ public actor RAOPSender {
     public func setMetadata(title: String?, artist: String?, album: String?) async throws(RAOPError) {
         let body = RAOPMetadata.listingItem(title: title, artist: artist, album: album)
         guard body.count <= 65536 else { throw RAOPError(.invalidArgument, "metadata of \(body.count) bytes is more than a receiver takes") }
-        _ = try await request("SET_PARAMETER", headers: [("Content-Type", "application/x-dmap-tagged"), ("RTP-Info", "rtptime=\(nextTimestamp)")], body: body)
+        _ = try await request("SET_PARAMETER") { ([("Content-Type", "application/x-dmap-tagged"), ("RTP-Info", "rtptime=\(nextTimestamp)")], body) }
     }
 
     /// 44.1 kHz frames in `duration` (which the caller checked fits in 32 bits).
@@ -213,13 +230,14 @@ public actor RAOPSender {
     public func flush() async throws(RAOPError) {
         await retire(stopping: true)
         lastProgress = nil
-        _ = try await request("FLUSH", headers: [("RTP-Info", "seq=\(sequence);rtptime=\(timestamp)")])
+        _ = try await request("FLUSH") { ([("RTP-Info", "seq=\(sequence);rtptime=\(timestamp)")], []) }
     }
 
     /// Ends the session (TEARDOWN, whose failure is ignored: the receiver may be gone) and closes
     /// every socket. Safe to call twice.
     public func teardown() async {
         tornDown = true
+        recording = false
         await retire(stopping: true)
         if rtsp != nil { _ = try? await request("TEARDOWN") }
         await closeAll()
@@ -228,13 +246,15 @@ public actor RAOPSender {
     /// Whether `teardown` was asked: the connection's end is then ours.
     private var tornDown = false
 
-    /// Returns when the session's RTSP connection is gone: true if the receiver closed or reset it
-    /// or stopped answering (a request ran out of time), false after `teardown` or before `start`.
-    /// A receiver switched off or restarted is noticed so, between streams too.
-    public func connectionLost() async -> Bool {
-        guard let rtsp, !tornDown else { return false }
+    /// Returns when the session's RTSP connection is gone, with why: the receiver closed or reset
+    /// it (its software stopped: switched off, restarted), or it stopped answering (a request ran
+    /// out of time); nil after `teardown` or before `start`. A receiver that loses power closes
+    /// nothing: that is noticed at the next request or packet.
+    public func connectionLost() async -> RAOPError? {
+        guard let rtsp, !tornDown else { return nil }
         await rtsp.closed()
-        return !tornDown
+        guard !tornDown else { return nil }
+        return rtsp.closeReason ?? RAOPError(.connectionClosed, "the receiver closed the session's connection")
     }
 
     /// How long `start` waited for the receiver's first timing request (nil before it did).
@@ -254,6 +274,9 @@ public actor RAOPSender {
         timingWait = clock.now - started
     }
 
+    /// Between a successful `start` and `teardown`: only then may a stream run on the sockets.
+    private var recording = false
+
     /// Whether a request is on the wire, and the callers waiting for their turn, in order.
     private var requestInFlight = false
     private var waitingToRequest: [CheckedContinuation<Void, Never>] = []
@@ -264,6 +287,13 @@ public actor RAOPSender {
     /// that one's body, answers out of step, and the session is lost.
     private func request(_ method: String, uri requestURI: String? = nil, headers: [(name: String, value: String)] = [],
                          body: [UInt8] = []) async throws(RAOPError) -> RTSPResponse {
+        try await request(method, uri: requestURI) { (headers, body) }
+    }
+
+    /// A request whose headers and body are made once its turn comes: what it says of the stream
+    /// (timestamps) is then current.
+    private func request(_ method: String, uri requestURI: String? = nil,
+                         content: () -> (headers: [(name: String, value: String)], body: [UInt8])) async throws(RAOPError) -> RTSPResponse {
         if requestInFlight {
             await withCheckedContinuation { waitingToRequest.append($0) }
         } else {
@@ -274,12 +304,13 @@ public actor RAOPSender {
         }
         guard let rtsp else { throw RAOPError(.notRecording, "\(method) needs a connected session") }
         let target = requestURI ?? uri
+        let (headers, body) = content()
         var retriedWithPassword = false
         while true {
             var all = headers
             if let session { all.append(("Session", session)) }
             if let authentication, let password = configuration.password {
-                all.append(("Authorization", authentication.authorization(method: method, uri: target, password: password)))
+                all.append(("Authorization", try authentication.authorization(method: method, uri: target, password: password)))
             }
             let response = try await rtsp.send(RTSPRequest(method: method, uri: target, headers: all, body: body))
             switch response.status {
@@ -319,7 +350,7 @@ public actor RAOPSender {
             channels.append(try await resends.withBoundSocket(control).get())
             controlSocket = control
         } catch {
-            close(control)
+            // Not closed here: once NIO has taken the descriptor it closes it with the failed channel.
             throw RAOPError(.connectionFailed, "cannot read the control socket on \(local): \(error)")
         }
         do {
@@ -342,6 +373,9 @@ public actor RAOPSender {
     }
 
     private func closeAll() async {
+        // No stream may outlive the sockets it sends on (their numbers would be reused).
+        recording = false
+        repeat { await retire(stopping: true) } while streamer != nil
         let open = channels
         channels = []
         if let sockets { close(sockets.audio) }

@@ -46,12 +46,14 @@ final class RAOPStreamer: Sendable {
     private let start: Start
     private let history: PacketHistory
     private let onFirstPacket: @Sendable () -> Void
+    private let onEnd: @Sendable () -> Void
     private let stopping = Atomic(false)
     private let state: Mutex<Progress>
     private let end = ThreadEnding<RAOPStreamEnding>()
 
     /// The thread starts at once.
-    init(source: any PCMSource, sockets: Sockets, start: Start, history: PacketHistory, onFirstPacket: @escaping @Sendable () -> Void) throws(RAOPError) {
+    init(source: any PCMSource, sockets: Sockets, start: Start, history: PacketHistory, onFirstPacket: @escaping @Sendable () -> Void,
+         onEnd: @escaping @Sendable () -> Void = {}) throws(RAOPError) {
         guard source.format.sampleRate == ALACFrame.sampleRate, source.format.channels == ALACFrame.channels else {
             throw RAOPError(.invalidArgument, "AirPlay 1 takes 44,100 Hz stereo, not \(source.format)")
         }
@@ -60,9 +62,12 @@ final class RAOPStreamer: Sendable {
         self.start = start
         self.history = history
         self.onFirstPacket = onFirstPacket
+        self.onEnd = onEnd
         state = Mutex(Progress(sequence: start.sequence, timestamp: start.timestamp))
         let thread = Thread { [self] in
-            end.set(run())
+            let ending = run()
+            onEnd()
+            end.set(ending)
         }
         thread.name = "raop-stream"
         thread.start()
@@ -142,27 +147,31 @@ final class RAOPStreamer: Sendable {
                 if isStopping { return .stopped }
             }
         }
-        var leadIn = 0
+        var leadIn = 0, failure: RAOPError?
         if timeline == nil {
             writer.sync(first: true, nextTimestamp: writer.timestamp &+ UInt32(start.leadInPackets * ALACFrame.framesPerPacket), latencyFrames: start.latencyFrames)
-            for index in 0..<start.leadInPackets {
-                if let failure = writer.emit(silence, marker: index == 0) { return .failed(failure) }
+            for index in 0..<start.leadInPackets where failure == nil {
+                failure = writer.emit(silence, marker: index == 0)
+                if failure == nil { leadIn += 1 }
             }
-            leadIn = start.leadInPackets
             timeline = (MonotonicClock.now(), 0)
         } else if writer.packetsSinceSync >= ALACFrame.sampleRate / ALACFrame.framesPerPacket {
             writer.sync(first: false, nextTimestamp: writer.timestamp, latencyFrames: start.latencyFrames)
         }
-        if let failure = writer.emit(pcm, marker: false) { return .failed(failure) }
-        timeline?.frames += ALACFrame.framesPerPacket
+        if failure == nil {
+            failure = writer.emit(pcm, marker: false)
+            if failure == nil { timeline?.frames += ALACFrame.framesPerPacket }
+        }
+        // Published whatever happened: the next stream goes on from the sequence numbers used.
         let first = state.withLock { state in
             state.timeline = timeline
             state.sequence = writer.sequence
             state.timestamp = writer.timestamp
             state.leadInPackets += leadIn
-            defer { state.sentAny = true }
-            return !state.sentAny
+            defer { state.sentAny = state.sentAny || failure == nil }
+            return !state.sentAny && failure == nil
         }
+        if let failure { return .failed(failure) }
         if first { onFirstPacket() }
         return nil
     }

@@ -11,6 +11,10 @@ public final class RTSPClient: Sendable {
     public let timeout: Duration
     private let channel: any Channel
     private let nextCSeq = Mutex(1)
+    private let whyClosed = Mutex<RAOPError?>(nil)
+
+    /// Why the connection was closed, when it was for a request left unanswered (nil: by either end).
+    public var closeReason: RAOPError? { whyClosed.withLock { $0 } }
 
     /// The address the connection leaves from, and the receiver's: RAOP's URIs and SDP name them.
     public let localAddress: String
@@ -55,8 +59,10 @@ public final class RTSPClient: Sendable {
         let limit = timeout, method = request.method
         // Whichever comes first completes the promise (a later completion is ignored): the answer,
         // the handler's failure, a write that never reached the handler, or the time limit.
-        let timer = channel.eventLoop.scheduleTask(in: .milliseconds(limit.milliseconds)) { [channel] in
-            promise.fail(RAOPError(.timedOut, "the receiver did not answer \(method) within \(limit)"))
+        let timer = channel.eventLoop.scheduleTask(in: .milliseconds(limit.milliseconds)) { [channel, self] in
+            let error = RAOPError(.timedOut, "the receiver did not answer \(method) within \(limit)")
+            self.whyClosed.withLock { $0 = $0 ?? error }
+            promise.fail(error)
             channel.close(promise: nil)
         }
         channel.writeAndFlush(RTSPExchangeHandler.Exchange(bytes: bytes, cseq: cseq, promise: promise)).whenFailure { error in

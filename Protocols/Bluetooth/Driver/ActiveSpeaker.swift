@@ -124,7 +124,7 @@ final class ActiveSpeaker: SampleOutput {
     }
 
     /// Nothing to drop: the sink holds no more than the sender's lead (10 ms) beyond its own buffer.
-    func sourceJumped() {}
+    func sourceJumped(to position: Double) {}
 
     var volume: Float {
         get {
