@@ -20,21 +20,11 @@ struct KnownRenderer {
 
     static func deviceID(_ udn: String) -> String { "dlna:" + udn.dropFirst("uuid:".count) }
 
-    /// Reads a renderer's description and formats; a broken renderer is an error naming what is wrong.
-    static func fetch(_ location: URL, from sender: String, maxAge: Int, client: HTTPClient) async throws(UPnPError) -> KnownRenderer {
-        do {
-            return try await read(location, from: sender, maxAge: maxAge, client: client, on: client.nextLoop()).get()
-        } catch let error as UPnPError {
-            throw error
-        } catch {
-            throw UPnPError(.unreachable, "cannot read the renderer at \(location.absoluteString): \(error)")
-        }
-    }
-
     /// The description, then GetProtocolInfo, each read and parsed on `loop` as it arrives: the
     /// caller is woken once, with the renderer (a hop to another thread at each of the four
-    /// steps cost more than the renderer took to answer them). The future fails with a `UPnPError`.
-    private static func read(_ location: URL, from sender: String, maxAge: Int, client: HTTPClient, on loop: any EventLoop) -> EventLoopFuture<KnownRenderer> {
+    /// steps cost more than the renderer took to answer them). The future fails with a `UPnPError`
+    /// naming what is wrong with a broken renderer.
+    static func read(_ location: URL, from sender: String, maxAge: Int, client: HTTPClient, on loop: any EventLoop) -> EventLoopFuture<KnownRenderer> {
         return client.response(.GET, location, timeout: .seconds(3), maximumBodyLength: XMLNode.maximumDocumentLength, on: loop)
             .flatMapErrorThrowing { error in throw UPnPError(.unreachable, "cannot fetch the description at \(location.absoluteString): \(error)") }
             .flatMapThrowing { response in

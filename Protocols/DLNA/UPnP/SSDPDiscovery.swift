@@ -28,8 +28,15 @@ public final class SSDPDiscovery: Sendable {
         var closed = false
     }
 
-    public init(group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
+    /// Takes each announcement on the event loop that read it, instead of `announcements`.
+    private let handler: (@Sendable (SSDPAnnouncement) -> Void)?
+
+    /// `handler`, if given, takes each announcement on the event loop that read it (it must not
+    /// block), and `announcements` stays empty: work that goes on from there (fetching a
+    /// description) starts without waking another thread.
+    public init(group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton, handler: (@Sendable (SSDPAnnouncement) -> Void)? = nil) {
         self.group = group
+        self.handler = handler
         (announcements, announced) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1024))
         (problems, reported) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(64))
     }
@@ -93,7 +100,7 @@ public final class SSDPDiscovery: Sendable {
     private func received(_ bytes: [UInt8], from sender: SocketAddress) {
         guard let message = SSDPMessage(bytes), let address = sender.ipAddress,
               let announcement = SSDPAnnouncement(message, sender: address) else { return }
-        announced.yield(announcement)
+        if let handler { handler(announcement) } else { announced.yield(announcement) }
     }
 
     private func bootstrap() -> DatagramBootstrap {
@@ -170,6 +177,11 @@ private final class DatagramReader: ChannelInboundHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let envelope = Self.unwrapInboundIn(data)
+        // Searches (ours, looped back to the port-1900 listener, and other control points') say
+        // nothing of devices: dropped before they are copied and parsed, ahead of the answers.
+        guard !envelope.data.readableBytesView.starts(with: Self.search) else { return }
         received(Array(envelope.data.readableBytesView), envelope.remoteAddress)
     }
+
+    private static let search = Array("M-SEARCH ".utf8)
 }
