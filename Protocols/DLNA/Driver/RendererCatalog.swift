@@ -94,7 +94,7 @@ final class RendererCatalog: Sendable {
             }
             guard fetch else { return }
             let loop = MultiThreadedEventLoopGroup.currentEventLoop ?? client.nextLoop()
-            KnownRenderer.read(location, from: announcement.sender, maxAge: maxAge, client: client, on: loop).whenComplete { result in
+            KnownRenderer.read(location, from: announcement.sender, maxAge: maxAge, client: client, on: loop) { result in
                 self.fetched(result, from: location, sender: announcement.sender)
             }
         }
