@@ -39,12 +39,15 @@ final class DLNADriver: MediaDeviceExtension, RealtimeSampleHandling {
         guard searching == nil else { return }
         catalog.startListing()
         let ssdp = listening()
+        // The first search goes out now on the interfaces known; the task looks for new ones.
+        var sent = ssdp.searchKnown(for: UPnP.mediaRendererTypes)
         searching = Task {
             var rounds: [ContinuousClock.Instant] = []
             var hadInterfaces = true
             while !Task.isCancelled {
                 rounds.append(.now)
-                let interfaces = await ssdp.search(for: UPnP.mediaRendererTypes)
+                let interfaces = await ssdp.search(for: UPnP.mediaRendererTypes, sent: sent)
+                sent = []
                 // Said once when the last interface goes (searching goes on: it may come back).
                 if interfaces.isEmpty, hadInterfaces {
                     routingManager.discoveryFailed(MediaDeviceError(.discoveryFailed, "no network interface that can multicast is up: renderers cannot be searched for"))

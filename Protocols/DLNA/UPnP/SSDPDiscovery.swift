@@ -51,12 +51,16 @@ public final class SSDPDiscovery: Sendable {
 
     /// Sends `M-SEARCH` for each target on every interface (twice, as UDP may drop one), opening
     /// sockets for interfaces that appeared since the last search. Returns the interfaces used.
-    /// The interfaces searched before go first: listing them costs a fifth of a millisecond, and
-    /// the person is waiting for the answers.
+    /// The interfaces searched before go first, unless `searchKnown` searched them already (pass
+    /// what it returned as `sent`); the others are listed only once those searches are out:
+    /// listing them costs a fifth of a millisecond, and on a busy machine the sending thread
+    /// waited for it while the person waited for the answers.
     @discardableResult
-    public func search(for targets: [String], mx: Int = 1) async -> [String] {
+    public func search(for targets: [String], mx: Int = 1, sent: Set<String> = []) async -> [String] {
         let known = state.withLock { $0.closed ? [:] : $0.searchers }
-        for channel in known.values where channel.isActive { send(targets, mx: mx, on: channel) }
+        for (key, channel) in known where channel.isActive && !sent.contains(key) { send(targets, mx: mx, on: channel) }
+        // Each loop runs what was given to it in order: once these run, the searches are written.
+        for channel in known.values where channel.isActive { _ = try? await channel.eventLoop.submit {}.get() }
         let devices = Self.interfaces()
         await listen(on: devices)
         var used: [String] = []
@@ -70,6 +74,19 @@ public final class SSDPDiscovery: Sendable {
             }
         }
         return used
+    }
+
+    /// Sends `M-SEARCH` at once, from the caller's thread, on the interfaces searched before, and
+    /// returns them, for `search(for:mx:sent:)` to look for new ones: a picker's first search
+    /// goes out without waiting for a task to start.
+    public func searchKnown(for targets: [String], mx: Int = 1) -> Set<String> {
+        let known = state.withLock { $0.closed ? [:] : $0.searchers }
+        var sent: Set<String> = []
+        for (key, channel) in known where channel.isActive {
+            send(targets, mx: mx, on: channel)
+            sent.insert(key)
+        }
+        return sent
     }
 
     private func send(_ targets: [String], mx: Int, on channel: any Channel) {
