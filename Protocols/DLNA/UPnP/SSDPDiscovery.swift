@@ -89,15 +89,21 @@ public final class SSDPDiscovery: Sendable {
         return sent
     }
 
+    /// Each search goes twice, as UDP may drop one: the second a little later, as losses come in
+    /// bursts, and so that the renderers' second answers do not arrive (and are not read) while
+    /// the first ones' descriptions are being fetched.
+    static let repeatAfter = TimeAmount.milliseconds(50)
+
     private func send(_ targets: [String], mx: Int, on channel: any Channel) {
         guard let destination = try? SocketAddress(ipAddress: UPnP.multicastGroup, port: UPnP.ssdpPort) else { return }
-        for _ in 0..<2 {
-            for target in targets {
-                var buffer = channel.allocator.buffer(capacity: 256)
-                buffer.writeBytes(SSDPMessage.search(for: target, mx: mx))
-                channel.writeAndFlush(AddressedEnvelope(remoteAddress: destination, data: buffer), promise: nil)
+        let datagrams = targets.map { SSDPMessage.search(for: $0, mx: mx) }
+        let write: @Sendable () -> Void = {
+            for datagram in datagrams {
+                channel.writeAndFlush(AddressedEnvelope(remoteAddress: destination, data: channel.allocator.buffer(bytes: datagram)), promise: nil)
             }
         }
+        write()
+        channel.eventLoop.scheduleTask(in: Self.repeatAfter) { if channel.isActive { write() } }
     }
 
     /// Stops listening and searching; the streams finish.
