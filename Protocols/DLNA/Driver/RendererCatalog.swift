@@ -18,9 +18,11 @@ final class RendererCatalog: Sendable {
         /// Descriptions being fetched, by location, so a burst of announcements fetches once;
         /// the UDN announced, and whether it said goodbye since (the fetch then lists nothing).
         var fetching: [URL: (udn: String, gone: Bool)] = [:]
-        /// Locations whose description was broken, and when to look again (a renderer may be
-        /// fixed or finish booting), so a broken one is logged once, not at every announcement.
-        var broken: [URL: ContinuousClock.Instant] = [:]
+        /// Locations whose description or formats could not be read, when to look again, and how
+        /// many reads failed in a row: a renderer that just booted announces itself before it
+        /// serves everything (refused connections, HTTP 404 and 500 for a few milliseconds), so the
+        /// next try comes soon, then less and less often; a broken one is logged once.
+        var broken: [URL: (retry: ContinuousClock.Instant, failures: Int)] = [:]
         /// Whether new renderers are wanted (a picker is open). Otherwise only the ones known are
         /// followed; a new one is found by the next picker's search, within milliseconds.
         var isListing = false
@@ -40,6 +42,8 @@ final class RendererCatalog: Sendable {
 
     private let state = Mutex(State())
     private let client: HTTPClient
+    /// The wait after a first failed read, doubled at each further one up to `retryBroken`.
+    static let retryFirst: Duration = .milliseconds(500)
     static let retryBroken: Duration = .seconds(30)
 
     init(client: HTTPClient) { self.client = client }
@@ -88,7 +92,7 @@ final class RendererCatalog: Sendable {
                 }
                 guard state.isListing || state.renderers[announcement.udn] != nil, Self.mayBeRenderer(announcement.target),
                       state.fetching[location] == nil else { return false }
-                if let retry = state.broken[location], retry > .now { return false }
+                if let broken = state.broken[location], broken.retry > .now { return false }
                 state.fetching[location] = (announcement.udn, false)
                 return true
             }
@@ -111,11 +115,13 @@ final class RendererCatalog: Sendable {
         do {
             renderer = try result.get()
         } catch {
-            state.withLock { state in
+            let failures = state.withLock { state in
                 state.fetching[location] = nil
-                state.broken[location] = .now + Self.retryBroken
+                let failures = (state.broken[location]?.failures ?? 0) + 1
+                state.broken[location] = (.now + Self.retryDelay(after: failures), failures)
+                return failures
             }
-            log("ignoring the device at \(location.absoluteString) (from \(sender)): \(Self.reason(error, location))")
+            if failures == 1 { log("ignoring the device at \(location.absoluteString) (from \(sender)) for now: \(Self.reason(error, location))") }
             return
         }
         let udn = renderer.description.udn
@@ -137,6 +143,12 @@ final class RendererCatalog: Sendable {
         }
         let found = outcome.found.found
         Task { @MainActor in found(renderer) }
+    }
+
+    static func retryDelay(after failures: Int) -> Duration {
+        var delay = retryFirst
+        for _ in 1..<max(failures, 1) where delay < retryBroken { delay *= 2 }
+        return min(delay, retryBroken)
     }
 
     private static func reason(_ error: any Error, _ location: URL) -> String {
