@@ -11,7 +11,9 @@ extension Supervisor {
         if first {
             for record in fleet.records where isEligible(record) {
                 record.cancelIdleTimer(loop)
-                Task { await self.startDiscovery(record) }
+                // The start's own task, begun here: a task that only awaited it cost a turn of
+                // the loop before the driver was asked, and the person is waiting for the list.
+                beginDiscovery(record)
             }
         }
         return (id, pickerEntries())
@@ -55,9 +57,18 @@ extension Supervisor {
     /// and a driver hears `discovery.start` only once until `discovery.stop`. Returns when the
     /// driver runs and discovers (or could not), also to a caller that found the start under way.
     func startDiscovery(_ record: DriverRecord) async {
-        if let starting = record.discoveryStart { return await starting.value }
-        guard isEligible(record), !pickers.isEmpty, !record.isDiscovering else { return }
+        await beginDiscovery(record)?.value
+    }
+
+    /// `startDiscovery` without waiting: the start under way (begun now or before), or nil when
+    /// there is nothing to start.
+    @discardableResult
+    func beginDiscovery(_ record: DriverRecord) -> Task<Void, Never>? {
+        if let starting = record.discoveryStart { return starting }
+        guard isEligible(record), !pickers.isEmpty, !record.isDiscovering else { return nil }
         let start = Task {
+            // Cleared by the start itself, whoever waits for it (or nobody does).
+            defer { record.discoveryStart = nil }
             do {
                 try await call(record, ToDriver.StartDiscovery())
                 if pickers.isEmpty {
@@ -72,8 +83,7 @@ extension Supervisor {
             }
         }
         record.discoveryStart = start
-        await start.value
-        record.discoveryStart = nil
+        return start
     }
 
     /// Whether `device` (a picker name or device id) is in the picker, discovering for up to

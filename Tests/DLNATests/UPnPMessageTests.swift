@@ -27,6 +27,20 @@ struct UPnPMessageTests {
         #expect(SSDPMessage([0xFF, 0xFE, 0x00]) == nil)
     }
 
+    /// Read byte by byte: bare LF line ends, header names in any case, spaces around values, a
+    /// header given twice (the first counts), a USN without a type, and a line without a colon.
+    @Test func anSSDPMessageIsReadAsSendersWriteIt() throws {
+        let loose = try #require(SSDPMessage(Array("HTTP/1.1 200 OK\nLocation:   http://10.0.0.8:8080/d.xml  \nst: urn:x\nSt: urn:y\nusn: uuid:solo\n\n".utf8)))
+        #expect(loose.startLine == "HTTP/1.1 200 OK")
+        #expect(loose["LOCATION"] == "http://10.0.0.8:8080/d.xml")
+        #expect(loose["st"] == "urn:x")
+        let announcement = try #require(SSDPAnnouncement(loose, sender: "10.0.0.8"))
+        #expect(announcement.udn == "uuid:solo")
+        #expect(announcement.target == "urn:x")
+        #expect(SSDPMessage(Array("HTTP/1.1 200 OK\r\nno colon here\r\n\r\n".utf8)) == nil)
+        #expect(SSDPMessage(Array("GET / HTTP/1.0\r\n\r\n".utf8)) == nil)
+    }
+
     @Test func maxAgeIsReadAndBounded() {
         #expect(SSDPAnnouncement.defaultMaxAge == 1800)
         let cases: [(String?, Int)] = [(nil, 1800), ("max-age=60", 60), ("no-cache, max-age = 5", 5), ("max-age=0", 1), ("max-age=999999999", 86_400), ("max-age=x", 1800)]

@@ -51,8 +51,7 @@ extension DLNADriver {
         routingManager.deviceDeactivated(active.device, session: active.session, error: MediaDeviceError(.connectionFailed, why))
         // Found again elsewhere (it moved): only its old place is gone, and it stays listed.
         if let current = catalog.renderer(active.device.id), current.description.location != active.renderer.description.location { return }
-        catalog.forget(active.renderer.description.udn)
-        if reported.remove(active.device.id) != nil { routingManager.lostDevice(active.device) }
+        catalog.forget(active.renderer.description.udn, device: active.device)
     }
 
     /// Our HTTP server on the address the kernel routes to the renderer from.

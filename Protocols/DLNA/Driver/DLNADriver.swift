@@ -22,8 +22,6 @@ final class DLNADriver: MediaDeviceExtension, RealtimeSampleHandling {
     var active: [String: ActiveRenderer] = [:]
     /// Our HTTP side, one per local address that reaches a renderer.
     var endpoints: [String: LocalEndpoint] = [:]
-    /// Devices reported to the system, by id.
-    var reported: Set<String> = []
     /// How often `M-SEARCH` goes out while the picker is open.
     static let searchInterval: Duration = .seconds(3)
     /// Searches a renderer may leave unanswered (UDP loses some) before it counts as gone.
@@ -31,22 +29,25 @@ final class DLNADriver: MediaDeviceExtension, RealtimeSampleHandling {
 
     init() {
         catalog = RendererCatalog(client: client)
-        catalog.found = { [unowned self] renderer in self.found(renderer) }
-        catalog.lost = { [unowned self] renderer, why in self.lost(renderer, why: why) }
+        catalog.follow(.init(routing: routingManager, found: { [weak self] renderer in self?.found(renderer) },
+                             lost: { [weak self] renderer, why in self?.lost(renderer, why: why) }))
     }
 
     // MARK: Discovery
 
     func startDeviceDiscovery() {
         guard searching == nil else { return }
-        catalog.isListing = true
+        catalog.startListing()
         let ssdp = listening()
+        // The first search goes out now on the interfaces known; the task looks for new ones.
+        var sent = ssdp.searchKnown(for: UPnP.mediaRendererTypes)
         searching = Task {
             var rounds: [ContinuousClock.Instant] = []
             var hadInterfaces = true
             while !Task.isCancelled {
                 rounds.append(.now)
-                let interfaces = await ssdp.search(for: UPnP.mediaRendererTypes)
+                let interfaces = await ssdp.search(for: UPnP.mediaRendererTypes, sent: sent)
+                sent = []
                 // Said once when the last interface goes (searching goes on: it may come back).
                 if interfaces.isEmpty, hadInterfaces {
                     routingManager.discoveryFailed(MediaDeviceError(.discoveryFailed, "no network interface that can multicast is up: renderers cannot be searched for"))
@@ -57,26 +58,20 @@ final class DLNADriver: MediaDeviceExtension, RealtimeSampleHandling {
                 try? await Task.sleep(for: Self.searchInterval)
             }
         }
-        for renderer in catalog.renderers.values { found(renderer) }
     }
 
     func stopDeviceDiscovery() {
         searching?.cancel()
         searching = nil
-        // Renderers known stay (an activation right after the picker closed needs them) until
-        // their byebye or max-age; new ones are not looked for until a picker opens again.
-        catalog.isListing = false
+        catalog.stopListing()
     }
 
     /// SSDP, started once and kept: announcements (a renderer's byebye, its return after a
     /// reboot) matter while routes are active too, not only while the picker is open.
     private func listening() -> SSDPDiscovery {
         if let ssdp { return ssdp }
-        let ssdp = SSDPDiscovery()
+        let ssdp = SSDPDiscovery(handler: { [catalog] announcement in catalog.heard(announcement) })
         self.ssdp = ssdp
-        Task {
-            for await announcement in ssdp.announcements { catalog.heard(announcement) }
-        }
         Task {
             for await problem in ssdp.problems { log(problem) }
         }
@@ -90,13 +85,12 @@ final class DLNADriver: MediaDeviceExtension, RealtimeSampleHandling {
         return ssdp
     }
 
+    /// After the system heard of `renderer` (the catalog reports it from the event loop).
     private func found(_ renderer: KnownRenderer) {
         // Found at another place (a new address after a power cut): routes still on the old one
         // control nothing and hear nothing; they end, and the renderer stays listed at the new one.
         let stale = active.values.filter { $0.device.id == renderer.device.id && $0.renderer.description.location != renderer.description.location }
         for route in stale { route.end("\(renderer.name) moved to \(renderer.description.location.host ?? "another address"): activate it again there") }
-        reported.insert(renderer.device.id)
-        routingManager.foundDevice(renderer.device)
     }
 
     private func lost(_ renderer: KnownRenderer, why: String) {
@@ -105,6 +99,6 @@ final class DLNADriver: MediaDeviceExtension, RealtimeSampleHandling {
         let users = active.values.filter { $0.device.id == renderer.device.id }
         if users.isEmpty { log(why) }
         for active in users { active.end(why) }
-        if reported.remove(renderer.device.id) != nil { routingManager.lostDevice(renderer.device) }
+        catalog.unreport(renderer.description.udn, device: renderer.device)
     }
 }

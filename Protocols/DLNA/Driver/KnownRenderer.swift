@@ -20,22 +20,30 @@ struct KnownRenderer {
 
     static func deviceID(_ udn: String) -> String { "dlna:" + udn.dropFirst("uuid:".count) }
 
-    /// Reads a renderer's description and formats; a broken renderer is an error naming what is wrong.
-    static func fetch(_ location: URL, from sender: String, maxAge: Int, client: HTTPClient) async throws(UPnPError) -> KnownRenderer {
-        do {
-            return try await read(location, from: sender, maxAge: maxAge, client: client, on: client.nextLoop()).get()
-        } catch let error as UPnPError {
-            throw error
-        } catch {
-            throw UPnPError(.unreachable, "cannot read the renderer at \(location.absoluteString): \(error)")
+    /// The description, then GetProtocolInfo, each read and parsed on `loop` as it arrives: the
+    /// caller is woken once, with the renderer (a hop to another thread at each of the four
+    /// steps cost more than the renderer took to answer them). `done` gets it there, or a
+    /// `UPnPError` naming what is wrong with a broken renderer.
+    ///
+    /// A second connection to the description's server is opened with the first: renderers serve
+    /// their control URLs from there too (when one does not, it is closed unused), and
+    /// GetProtocolInfo then goes out as soon as the description is read, not a connect later.
+    static func read(_ location: URL, from sender: String, maxAge: Int, client: HTTPClient, on loop: any EventLoop,
+                     then done: @escaping @Sendable (Result<KnownRenderer, any Error>) -> Void) {
+        let description = client.response(.GET, location, timeout: .seconds(3), maximumBodyLength: XMLNode.maximumDocumentLength, on: loop)
+        let spare = client.spareConnection(to: location, timeout: .seconds(3), on: loop)
+        let renderer = fetch(description, location, from: sender, maxAge: maxAge, client: client, on: loop, over: spare)
+        renderer.whenComplete { result in
+            done(result)
+            // After the renderer is taken (closing costs tens of microseconds); a spare that
+            // carried GetProtocolInfo is closed already.
+            spare?.close()
         }
     }
 
-    /// The description, then GetProtocolInfo, each read and parsed on `loop` as it arrives: the
-    /// caller is woken once, with the renderer (a hop to another thread at each of the four
-    /// steps cost more than the renderer took to answer them). The future fails with a `UPnPError`.
-    private static func read(_ location: URL, from sender: String, maxAge: Int, client: HTTPClient, on loop: any EventLoop) -> EventLoopFuture<KnownRenderer> {
-        return client.response(.GET, location, timeout: .seconds(3), maximumBodyLength: XMLNode.maximumDocumentLength, on: loop)
+    private static func fetch(_ description: EventLoopFuture<HTTPClientResponse>, _ location: URL, from sender: String, maxAge: Int, client: HTTPClient,
+                              on loop: any EventLoop, over spare: HTTPClientSpareConnection?) -> EventLoopFuture<KnownRenderer> {
+        description
             .flatMapErrorThrowing { error in throw UPnPError(.unreachable, "cannot fetch the description at \(location.absoluteString): \(error)") }
             .flatMapThrowing { response in
                 guard response.status == .ok else {
@@ -44,7 +52,7 @@ struct KnownRenderer {
                 return try DeviceDescription(xml: response.body, location: location)
             }
             .flatMap { description in
-                SOAPService(description.connectionManager, client: client).invocation("GetProtocolInfo", on: loop).flatMapThrowing { answer in
+                SOAPService(description.connectionManager, client: client).invocation("GetProtocolInfo", on: loop, over: spare).flatMapThrowing { answer in
                     return try renderer(description, formats: answer["Sink"] ?? "", from: sender, maxAge: maxAge)
                 }
             }

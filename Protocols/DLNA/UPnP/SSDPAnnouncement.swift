@@ -24,7 +24,7 @@ public struct SSDPAnnouncement: Sendable, Hashable {
     /// messages missing what SSDP requires of them (a USN, a LOCATION on alive).
     public init?(_ message: SSDPMessage, sender: String) {
         guard let usn = message["usn"], usn.hasPrefix("uuid:") else { return nil }
-        udn = usn.components(separatedBy: "::").first ?? usn
+        udn = usn.firstRange(of: "::").map { String(usn[..<$0.lowerBound]) } ?? usn
         self.sender = sender
         let start = message.startLine.uppercased()
         if start.hasPrefix("NOTIFY") {

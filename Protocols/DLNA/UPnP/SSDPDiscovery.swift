@@ -28,8 +28,15 @@ public final class SSDPDiscovery: Sendable {
         var closed = false
     }
 
-    public init(group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
+    /// Takes each announcement on the event loop that read it, instead of `announcements`.
+    private let handler: (@Sendable (SSDPAnnouncement) -> Void)?
+
+    /// `handler`, if given, takes each announcement on the event loop that read it (it must not
+    /// block), and `announcements` stays empty: work that goes on from there (fetching a
+    /// description) starts without waking another thread.
+    public init(group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton, handler: (@Sendable (SSDPAnnouncement) -> Void)? = nil) {
         self.group = group
+        self.handler = handler
         (announcements, announced) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1024))
         (problems, reported) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(64))
     }
@@ -44,12 +51,16 @@ public final class SSDPDiscovery: Sendable {
 
     /// Sends `M-SEARCH` for each target on every interface (twice, as UDP may drop one), opening
     /// sockets for interfaces that appeared since the last search. Returns the interfaces used.
-    /// The interfaces searched before go first: listing them costs a fifth of a millisecond, and
-    /// the person is waiting for the answers.
+    /// The interfaces searched before go first, unless `searchKnown` searched them already (pass
+    /// what it returned as `sent`); the others are listed only once those searches are out:
+    /// listing them costs a fifth of a millisecond, and on a busy machine the sending thread
+    /// waited for it while the person waited for the answers.
     @discardableResult
-    public func search(for targets: [String], mx: Int = 1) async -> [String] {
+    public func search(for targets: [String], mx: Int = 1, sent: Set<String> = []) async -> [String] {
         let known = state.withLock { $0.closed ? [:] : $0.searchers }
-        for channel in known.values where channel.isActive { send(targets, mx: mx, on: channel) }
+        for (key, channel) in known where channel.isActive && !sent.contains(key) { send(targets, mx: mx, on: channel) }
+        // Each loop runs what was given to it in order: once these run, the searches are written.
+        for channel in known.values where channel.isActive { _ = try? await channel.eventLoop.submit {}.get() }
         let devices = Self.interfaces()
         await listen(on: devices)
         var used: [String] = []
@@ -65,15 +76,34 @@ public final class SSDPDiscovery: Sendable {
         return used
     }
 
+    /// Sends `M-SEARCH` at once, from the caller's thread, on the interfaces searched before, and
+    /// returns them, for `search(for:mx:sent:)` to look for new ones: a picker's first search
+    /// goes out without waiting for a task to start.
+    public func searchKnown(for targets: [String], mx: Int = 1) -> Set<String> {
+        let known = state.withLock { $0.closed ? [:] : $0.searchers }
+        var sent: Set<String> = []
+        for (key, channel) in known where channel.isActive {
+            send(targets, mx: mx, on: channel)
+            sent.insert(key)
+        }
+        return sent
+    }
+
+    /// Each search goes twice, as UDP may drop one: the second a little later, as losses come in
+    /// bursts, and so that the renderers' second answers do not arrive (and are not read) while
+    /// the first ones' descriptions are being fetched.
+    static let repeatAfter = TimeAmount.milliseconds(50)
+
     private func send(_ targets: [String], mx: Int, on channel: any Channel) {
         guard let destination = try? SocketAddress(ipAddress: UPnP.multicastGroup, port: UPnP.ssdpPort) else { return }
-        for _ in 0..<2 {
-            for target in targets {
-                var buffer = channel.allocator.buffer(capacity: 256)
-                buffer.writeBytes(SSDPMessage.search(for: target, mx: mx))
-                channel.writeAndFlush(AddressedEnvelope(remoteAddress: destination, data: buffer), promise: nil)
+        let datagrams = targets.map { SSDPMessage.search(for: $0, mx: mx) }
+        let write: @Sendable () -> Void = {
+            for datagram in datagrams {
+                channel.writeAndFlush(AddressedEnvelope(remoteAddress: destination, data: channel.allocator.buffer(bytes: datagram)), promise: nil)
             }
         }
+        write()
+        channel.eventLoop.scheduleTask(in: Self.repeatAfter) { if channel.isActive { write() } }
     }
 
     /// Stops listening and searching; the streams finish.
@@ -93,7 +123,7 @@ public final class SSDPDiscovery: Sendable {
     private func received(_ bytes: [UInt8], from sender: SocketAddress) {
         guard let message = SSDPMessage(bytes), let address = sender.ipAddress,
               let announcement = SSDPAnnouncement(message, sender: address) else { return }
-        announced.yield(announcement)
+        if let handler { handler(announcement) } else { announced.yield(announcement) }
     }
 
     private func bootstrap() -> DatagramBootstrap {
@@ -170,6 +200,11 @@ private final class DatagramReader: ChannelInboundHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let envelope = Self.unwrapInboundIn(data)
+        // Searches (ours, looped back to the port-1900 listener, and other control points') say
+        // nothing of devices: dropped before they are copied and parsed, ahead of the answers.
+        guard !envelope.data.readableBytesView.starts(with: Self.search) else { return }
         received(Array(envelope.data.readableBytesView), envelope.remoteAddress)
     }
+
+    private static let search = Array("M-SEARCH ".utf8)
 }

@@ -43,9 +43,26 @@ public struct HTTPClient: Sendable {
     /// The same exchange as `send`, on `loop`, for work that goes on there with the answer: a
     /// chain of requests made from `loop`'s own callbacks connects at once and is read on that
     /// thread, waking no other. The future fails with an `HTTPClientError`.
+    /// `spare`, a connection opened before the request was known, carries it if it goes to the
+    /// same server and is still up; otherwise a connection of its own is made.
     public func response(_ method: HTTPMethod, _ url: URL, headers: HTTPHeaders = [:], body: [UInt8] = [],
-                         timeout: Duration = .seconds(5), maximumBodyLength: Int = 2 << 20, on loop: any NIOCore.EventLoop) -> EventLoopFuture<HTTPClientResponse> {
-        exchange(method, url, headers: headers, body: body, timeout: timeout, maximumBodyLength: maximumBodyLength, on: loop).response.futureResult
+                         timeout: Duration = .seconds(5), maximumBodyLength: Int = 2 << 20, on loop: any NIOCore.EventLoop,
+                         over spare: HTTPClientSpareConnection? = nil) -> EventLoopFuture<HTTPClientResponse> {
+        exchange(method, url, headers: headers, body: body, timeout: timeout, maximumBodyLength: maximumBodyLength, on: loop, over: spare).response.futureResult
+    }
+
+    /// Connects to `url`'s server on `loop` now, for a request made later with `response(...over:)`:
+    /// the connection is made while something else is awaited (a renderer's description, when
+    /// GetProtocolInfo goes to the same server next). Nil when `url` cannot be connected to.
+    /// Close it (`close()`) once it is not wanted, used or not.
+    public func spareConnection(to url: URL, timeout: Duration = .seconds(5), on loop: any NIOCore.EventLoop) -> HTTPClientSpareConnection? {
+        guard let target = try? Self.target(of: url, request: "CONNECT \(url.absoluteString)"),
+              let address = try? SocketAddress(ipAddress: target.host, port: target.port) else { return nil }
+        let channel = ClientBootstrap(group: loop)
+            .connectTimeout(TimeAmount(timeout))
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .connect(to: address)
+        return HTTPClientSpareConnection(host: target.host, port: target.port, channel: channel)
     }
 
     /// An event loop of the client's group, for `response(_:_:on:)`.
@@ -54,7 +71,7 @@ public struct HTTPClient: Sendable {
     /// Starts the exchange on `loop`: the response's promise, and the connection being made (nil
     /// when the URL was refused, the promise failed already).
     private func exchange(_ method: HTTPMethod, _ url: URL, headers: HTTPHeaders, body: [UInt8], timeout: Duration, maximumBodyLength: Int,
-                          on loop: any NIOCore.EventLoop) -> (response: EventLoopPromise<HTTPClientResponse>, connected: EventLoopFuture<any Channel>?) {
+                          on loop: any NIOCore.EventLoop, over spare: HTTPClientSpareConnection? = nil) -> (response: EventLoopPromise<HTTPClientResponse>, connected: EventLoopFuture<any Channel>?) {
         let request = "\(method.rawValue) \(url.absoluteString)"
         let promise = loop.makePromise(of: HTTPClientResponse.self)
         let target: Target
@@ -70,21 +87,34 @@ public struct HTTPClient: Sendable {
         }
         head.headers.replaceOrAdd(name: "Connection", value: "close")
         let exchange = HTTPClientExchange(request: request, head: head, body: body, timeout: timeout, maximumBodyLength: maximumBodyLength)
-        let bootstrap = ClientBootstrap(group: loop)
-            .connectTimeout(TimeAmount(timeout))
-            .channelOption(.socketOption(.tcp_nodelay), value: 1)
-            .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHTTPClientHandlers()
-                    try channel.pipeline.syncOperations.addHandler(HTTPClientResponseCollector(exchange, promise: promise))
-                }
+        let prepare: @Sendable (any Channel) -> EventLoopFuture<Void> = { channel in
+            channel.eventLoop.makeCompletedFuture {
+                try channel.pipeline.syncOperations.addHTTPClientHandlers()
+                try channel.pipeline.syncOperations.addHandler(HTTPClientResponseCollector(exchange, promise: promise))
             }
+        }
         // An address (what renderers put in their URLs) is connected to at once: connecting
         // by name resolves it on a thread pool first, a millisecond or more per request.
-        let connected = if let address = try? SocketAddress(ipAddress: target.host, port: target.port) {
-            bootstrap.connect(to: address)
+        let connect: @Sendable () -> EventLoopFuture<any Channel> = {
+            let bootstrap = ClientBootstrap(group: loop)
+                .connectTimeout(TimeAmount(timeout))
+                .channelOption(.socketOption(.tcp_nodelay), value: 1)
+                .channelInitializer(prepare)
+            return if let address = try? SocketAddress(ipAddress: target.host, port: target.port) {
+                bootstrap.connect(to: address)
+            } else {
+                bootstrap.connect(host: target.host, port: target.port)
+            }
+        }
+        let connected: EventLoopFuture<any Channel>
+        if let spare, spare.host == target.host, spare.port == target.port {
+            // The spare if it came up and is still up (the server may have dropped it), else a new one.
+            connected = spare.channel.hop(to: loop).flatMap { channel in
+                guard channel.isActive else { return connect() }
+                return prepare(channel).map { channel }
+            }.flatMapError { _ in connect() }
         } else {
-            bootstrap.connect(host: target.host, port: target.port)
+            connected = connect()
         }
         connected.whenFailure { error in
             promise.fail(Self.connectError(error, request: request, address: target.authority, milliseconds: milliseconds))

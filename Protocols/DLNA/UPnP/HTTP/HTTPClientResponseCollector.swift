@@ -35,6 +35,17 @@ final class HTTPClientResponseCollector: ChannelInboundHandler, RemovableChannel
     }
 
     func channelActive(context: ChannelHandlerContext) {
+        send(context)
+        context.fireChannelActive()
+    }
+
+    /// A connection that was up already (a spare one) hears no `channelActive`: the request goes now.
+    func handlerAdded(context: ChannelHandlerContext) {
+        if context.channel.isActive { send(context) }
+    }
+
+    private func send(_ context: ChannelHandlerContext) {
+        guard deadline == nil else { return }
         let channel = context.channel
         let (promise, request, milliseconds) = (promise, request, exchange.timeout.milliseconds)
         deadline = context.eventLoop.scheduleTask(in: TimeAmount(exchange.timeout)) {
@@ -46,7 +57,6 @@ final class HTTPClientResponseCollector: ChannelInboundHandler, RemovableChannel
             context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: exchange.body)))), promise: nil)
         }
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
-        context.fireChannelActive()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
