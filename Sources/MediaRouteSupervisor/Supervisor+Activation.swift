@@ -139,6 +139,8 @@ extension Supervisor {
             let level: Logger.Level = reason == .override || isShuttingDown ? .info : .error
             logger.log(level: level, "route inactive: \(route.device.displayName) (\(route.session)): \(message)")
             events.remember("\(route.device.displayName) deactivated: \(message)")
+        } else {
+            mpris?.take(.deactivated(route: route.description, reason: reason, message: message))
         }
         removed.append((route, wasPlaying))
         return removed

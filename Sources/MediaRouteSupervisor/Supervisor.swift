@@ -107,8 +107,9 @@ public actor Supervisor {
     /// Route deactivations and the like, newest last, for `mediaroute status`.
     var recentEvents: [String] { events.recent }
 
-    /// Tells apps a main route changed (children are not theirs to see).
+    /// Tells apps a main route changed (children are not theirs to see); the desktop's media
+    /// controls hear of every route, a session an app opened beside another's included.
     func announceUpdate(_ route: ActiveRoute) {
-        if route.parent == nil { publish(.updated(route: route.description)) }
+        if route.parent == nil { publish(.updated(route: route.description)) } else { mpris?.take(.updated(route: route.description)) }
     }
 }

@@ -3,6 +3,7 @@ import Foundation
 import MediaRouteIPC
 import MediaDevice
 @testable import MediaRouteSupervisor
+import PrivateDaemons
 import Testing
 import TestSupport
 
@@ -220,6 +221,52 @@ struct RoutesAndSessionsTests {
             try await waitUntil("child route released") { await bed.supervisor.activeRoutes().count == 2 }
             #expect(await mediaA.playbackControl.state == .playing)
         }
+    }
+}
+
+extension RoutesAndSessionsTests {
+    /// Sessions an app starts are on the desktop too (MPRIS, on a private session bus read with
+    /// the real playerctl), a second one beside the first included; pausing one there pauses that
+    /// one at the device and the app hears it.
+    @Test func anAppsSessionsAreOnTheDesktopAndItsButtonsReachThem() async throws {
+        let bus = try PrivateBus(kind: .session)
+        defer { bus.stop() }
+        try await AppTestBed.run { bed in
+            try bed.harness.addDriver("org.test.multi", devices: ["Hall TV"], flags: ["--simultaneous"])
+            try await bed.start(mprisBusAddress: bus.address)
+            let controller = bed.controller(protocols: ["org.test.multi"])
+            #expect(controller.addObserver(AppRecorder()))
+            try await bed.discover(["Hall TV"])
+            try await bed.activate("Hall TV")
+            try await bed.eventually("the route") { !controller.activeRoutes.isEmpty }
+            let route = try #require(controller.activeRoutes.first)
+            let a = AVSystemRouteSession(url: URL(string: "http://127.0.0.1:9/a.mp4")!, mode: .player)
+            #expect(route.addSession(a))
+            let mediaA = try await a.start()
+            let b = AVSystemRouteSession(url: URL(string: "http://127.0.0.1:9/b.mp4")!, mode: .player)
+            #expect(route.addSession(b))
+            let mediaB = try await b.start()
+            func playerctl(_ arguments: [String]) async -> String {
+                let run = try? await CapturedCommand.run("/usr/bin/playerctl", arguments, environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address], timeout: .seconds(5))
+                return run?.output.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+            }
+            try await bed.harness.waitUntil("two players") { await playerctl(["-l"]).split(separator: "\n").count == 2 }
+            let players = await playerctl(["-l"]).split(separator: "\n").map(String.init)
+            let second = try #require(await players.asyncFirst { await playerctl(["-p", $0, "metadata", "xesam:url"]) == "http://127.0.0.1:9/b.mp4" })
+            _ = await playerctl(["-p", second, "pause"])
+            try await mediaB.playbackControl.synchronize()
+            try await bed.eventually("the app hears its second session paused") { mediaB.playbackControl.state == .paused }
+            #expect(await MainActor.run { mediaA.playbackControl.state == .playing })
+            try await b.stop()
+            try await bed.harness.waitUntil("one player") { await playerctl(["-l"]).split(separator: "\n").count == 1 }
+        }
+    }
+}
+
+private extension Array {
+    func asyncFirst(where matches: (Element) async -> Bool) async -> Element? {
+        for element in self where await matches(element) { return element }
+        return nil
     }
 }
 
