@@ -82,7 +82,7 @@ struct DLNAEventTests {
     /// falls while the renderer is down), the driver subscribes afresh (CALLBACK and NT again),
     /// says so, and the renderer's events reach the system again.
     @Test func aRendererThatForgotOurSubscriptionsIsSubscribedAfresh() async throws {
-        try await DLNATestBed.run(environment: ["MEDIAROUTE_DLNA_EVENT_SECONDS": "3"]) { bed in
+        try await DLNATestBed.run(environment: ["MEDIAROUTE_DLNA_EVENT_SECONDS": "3", "MEDIAROUTE_DLNA_IDLE_CHECK_SECONDS": "3600"]) { bed in
             let renderer = try await bed.addRenderer("Cellar Speaker")
             let tap = try await bed.wireTap(on: renderer)
             try await route(bed, "Cellar Speaker")
@@ -116,7 +116,7 @@ struct DLNAEventTests {
             try await bed.harness.waitUntil("both services evented to us") { ourSIDs(tap).count == 2 }
             let first = ourSIDs(tap)
             await renderer.kill()
-            try await bed.harness.waitUntil("polling while it is down") { bed.harness.log.contains("Loft Speaker: events unavailable: polling its state") }
+            try await bed.harness.waitUntil("polling while it is down") { bed.harness.log.all.contains { $0.contains("Loft Speaker: events unavailable") && $0.contains("polling its state") } }
             try await renderer.restart()
             try await bed.harness.waitUntil("events back", seconds: 15) { bed.harness.log.contains("Loft Speaker: events are back: polling stops") }
             try await bed.harness.waitUntil("subscribed afresh to both services") { ourSIDs(tap).subtracting(first).count == 2 }

@@ -84,8 +84,10 @@ struct HTTPClientTests {
     }
 
     @Test func reportsARefusedConnection() async throws {
-        let (fd, port) = try listeningSocket()
-        close(fd)  // nothing listens there now
+        // Bound and not listening: connections are refused, and the port stays ours (freed, it was
+        // once taken by another test's server before the request, which answered 404).
+        let (fd, port) = try boundSocket()
+        defer { close(fd) }
         let url = try #require(URL(string: "http://127.0.0.1:\(port)/description.xml"))
         let error = await #expect(throws: HTTPClientError.self) { try await client.send(.GET, url) }
         #expect(error?.kind == .connectionFailed)

@@ -74,7 +74,10 @@ func withSilentListener<T>(_ body: (Int) async throws -> T) async throws -> T {
     return try await body(port)
 }
 
-func listeningSocket() throws -> (Int32, Int) {
+func listeningSocket() throws -> (Int32, Int) { try boundSocket(listening: true) }
+
+/// A TCP socket bound to a free port of 127.0.0.1, listening or not, and its port.
+func boundSocket(listening: Bool = false) throws -> (Int32, Int) {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
     try #require(fd >= 0)
     var address = sockaddr_in()
@@ -82,7 +85,7 @@ func listeningSocket() throws -> (Int32, Int) {
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
     var length = socklen_t(MemoryLayout<sockaddr_in>.size)
     let bound = withUnsafeMutablePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && listen(fd, 16) == 0 && getsockname(fd, $0, &length) == 0 }
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && (!listening || listen(fd, 16) == 0) && getsockname(fd, $0, &length) == 0 }
     }
     if !bound { close(fd) }
     try #require(bound, "bind/listen on 127.0.0.1: \(String(cString: strerror(errno)))")

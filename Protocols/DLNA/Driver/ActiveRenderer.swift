@@ -56,6 +56,9 @@ final class ActiveRenderer {
     private var failures = 0
     /// Whether the renderer sends us events; if not, everything is polled.
     private(set) var isEvented = false
+    /// Whether every service took our subscription at activation: only then can a renderer that
+    /// lost its subscriptions go back to events (a service that refused is polled for good).
+    private var subscribedToAll = false
     /// How long event subscriptions are asked for: `MEDIAROUTE_DLNA_EVENT_SECONDS` from the
     /// manifest's environment (2 s to a day), else 300 s. Tests of renewal make it short.
     static let eventSeconds = ProcessInfo.processInfo.environment["MEDIAROUTE_DLNA_EVENT_SECONDS"].flatMap(Int.init).map { min(max($0, 2), 86_400) }
@@ -102,6 +105,7 @@ final class ActiveRenderer {
             }
         }
         isEvented = refusals.isEmpty
+        subscribedToAll = isEvented
         if !isEvented { log("\(name): events unavailable (\(refusals.joined(separator: "; "))): polling its state every second instead") }
         tasks.append(Task { [weak self] in await self?.renewSubscriptions() })
         tasks.append(Task { [weak self] in await self?.poll() })
@@ -152,6 +156,8 @@ final class ActiveRenderer {
     /// first); `followTransition` reads on until it plays.
     func play(url: String, metadata: String) async throws(UPnPError) {
         transition?.cancel()
+        // An older play still waiting for its first word returns now (and starts no reading).
+        heardFirstWord()
         plays += 1
         let play = plays
         let transport = self.transport, loop = client.nextLoop()
@@ -172,6 +178,9 @@ final class ActiveRenderer {
         }
         stateChanged()
         await firstWord(after: play, reading: reading)
+        // Superseded by a newer play or a stop while it waited: that one reads on, or nothing does.
+        guard plays == play else { return }
+        transition?.cancel()
         transition = Task { [weak self] in await self?.followTransition() }
     }
 
@@ -214,6 +223,8 @@ final class ActiveRenderer {
     func stop() async throws(UPnPError) {
         transition?.cancel()
         transition = nil
+        plays += 1
+        heardFirstWord()
         try await transport("Stop", ["InstanceID": "0"])
     }
 
@@ -311,11 +322,13 @@ final class ActiveRenderer {
         return .init(status: .ok)
     }
 
+    /// Reads the transport state and media (a failure is the caller's to count: `poll` ends the
+    /// route after two in a row, not at the first).
     private func readTransport() async throws(UPnPError) {
-        let info = try await transport("GetTransportInfo", ["InstanceID": "0"])
+        let info = try await transport.invoke("GetTransportInfo", ["InstanceID": "0"])
         var event = RendererEvent()
         event.transportState = info["CurrentTransportState"]
-        let media = try await transport("GetMediaInfo", ["InstanceID": "0"])
+        let media = try await transport.invoke("GetMediaInfo", ["InstanceID": "0"])
         event.currentURI = media["CurrentURI"]
         event.duration = media["MediaDuration"].flatMap(UPnPTime.seconds)
         apply(event)
@@ -323,8 +336,8 @@ final class ActiveRenderer {
 
     private func readVolume() async throws(UPnPError) {
         var event = RendererEvent()
-        event.volume = Int(try await rendering("GetVolume", ["InstanceID": "0", "Channel": "Master"])["CurrentVolume"] ?? "")
-        let mute = try await rendering("GetMute", ["InstanceID": "0", "Channel": "Master"])["CurrentMute"]
+        event.volume = Int(try await rendering.invoke("GetVolume", ["InstanceID": "0", "Channel": "Master"])["CurrentVolume"] ?? "")
+        let mute = try await rendering.invoke("GetMute", ["InstanceID": "0", "Channel": "Master"])["CurrentMute"]
         event.muted = mute.map { $0 == "1" || $0.lowercased() == "true" }
         apply(event)
     }
@@ -342,6 +355,7 @@ final class ActiveRenderer {
                 if !isEvented {
                     try await readTransport()
                     try await readVolume()
+                    failures = 0
                 }
                 guard transportState == "PLAYING" || transportState == "PAUSED_PLAYBACK" || transportState == "TRANSITIONING" || !isEvented else {
                     // Nothing plays and events would say any change: now and then, is it still there?
@@ -390,21 +404,31 @@ final class ActiveRenderer {
             let delay = min(subscriptions.map(\.subscription.renewalDelay).min() ?? .seconds(60), isEvented ? .seconds(86_400) : .seconds(60))
             try? await Task.sleep(for: delay)
             guard !Task.isCancelled, !isEnded else { return }
-            var allSubscribed = !subscriptions.isEmpty
-            for index in subscriptions.indices {
-                let (subscription, route) = subscriptions[index]
+            var allSubscribed = subscribedToAll
+            for (subscription, route) in subscriptions {
+                // Each answer is taken only if the route is still there and this subscription in it.
+                func replace(with fresh: GENASubscription) {
+                    guard !isEnded, let index = subscriptions.firstIndex(where: { $0.route == route }) else {
+                        // The route ended while it was made: the renderer must not keep sending to us.
+                        Task { [client] in await fresh.cancel(client: client) }
+                        return
+                    }
+                    subscriptions[index].subscription = fresh
+                }
                 do {
-                    subscriptions[index].subscription = try await subscription.renewed(client: client)
+                    replace(with: try await subscription.renewed(client: client))
                 } catch {
                     log("\(name): renewing the event subscription failed (\(error)); subscribing again")
                     let token = String(route.dropFirst(endpoint.eventPath("").count))
                     pendingRoutes.insert(token)
                     defer { pendingRoutes.remove(token) }
-                    if let callback = endpoint.url(route), let fresh = try? await GENASubscription.subscribe(subscription.eventURL, callback: callback, seconds: Self.eventSeconds, client: client) {
-                        subscriptions[index].subscription = fresh
-                    } else if !isEnded {
+                    do throws(UPnPError) {
+                        guard let callback = endpoint.url(route) else { throw UPnPError(.unreachable, "no address of ours reaches \(name) for its events") }
+                        replace(with: try await GENASubscription.subscribe(subscription.eventURL, callback: callback, seconds: Self.eventSeconds, client: client))
+                    } catch {
+                        guard !isEnded else { return }
                         allSubscribed = false
-                        if isEvented { log("\(name): events unavailable: polling its state every second instead") }
+                        if isEvented { log("\(name): events unavailable (\(error)): polling its state every second instead") }
                         isEvented = false
                     }
                 }

@@ -81,10 +81,14 @@ final class RendererCatalog: Sendable {
             Task { @MainActor in lost(renderer, "\(renderer.name) said goodbye (ssdp:byebye)") }
         case .alive(let location, let maxAge):
             let fetch = state.withLock { state -> Bool in
+                // Alive again after a byebye while its description was being read (a restart says
+                // both): that reading counts again.
+                if state.fetching[location]?.udn == announcement.udn { state.fetching[location]?.gone = false }
                 if var known = state.renderers[announcement.udn] {
                     known.expires = max(known.expires, .now + .seconds(maxAge))
                     known.heard = .now
-                    known.address = announcement.sender
+                    // A new address only with the description read from it (below), not before.
+                    if known.description.location == location { known.address = announcement.sender }
                     state.renderers[announcement.udn] = known
                     // A renderer that moved (new address or port after a reboot) is read again,
                     // picker open or not: it is one we follow, and its routes need to hear of it.

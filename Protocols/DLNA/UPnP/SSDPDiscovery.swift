@@ -130,6 +130,9 @@ public final class SSDPDiscovery: Sendable {
         let received: @Sendable ([UInt8], SocketAddress) -> Void = { [weak self] bytes, sender in self?.received(bytes, from: sender) }
         return DatagramBootstrap(group: group)
             .channelOption(.socketOption(.so_reuseaddr), value: 1)
+            // One byte past the longest message taken: a longer one arrives too long and is refused,
+            // not cut to a prefix that could parse (NIO reads 2,048 bytes by default).
+            .channelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: SSDPMessage.maximumLength + 1))
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(DatagramReader(received))
