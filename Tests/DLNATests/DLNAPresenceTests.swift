@@ -75,4 +75,25 @@ struct DLNAPresenceTests {
             }
         }
     }
+
+    /// A renderer on two networks at once (wired and Wi-Fi: the same UDN announced from two
+    /// addresses) is not taken for one that moved: the route stays on the address it has, and
+    /// controls the renderer there.
+    @Test func aRendererAtTwoAddressesKeepsItsRoute() async throws {
+        try await DLNATestBed.run(environment: ["MEDIAROUTE_DLNA_IDLE_CHECK_SECONDS": "3600"]) { bed in
+            let wired = try await bed.addRenderer("Study TV")
+            try await bed.activated("Study TV")
+            let wireless = try await bed.addRenderer("Study TV", uuid: wired.uuid)
+            try await bed.harness.waitUntil("the second address heard and judged") {
+                bed.harness.log.all.contains { $0.contains("Study TV is also at \(wireless.host.address)") }
+            }
+            #expect(await bed.supervisor.activeRoutes().count == 1)
+            #expect(!bed.harness.log.all.contains { $0.contains("Study TV moved to") })
+            _ = try await bed.supervisor.volume("Study TV", .set(0.2))
+            try await bed.harness.waitUntil("the renderer the route is on is at 20") {
+                let answer = try? await bed.controlPoint(wired, service: "RenderingControl", "GetVolume", [("InstanceID", "0"), ("Channel", "Master")])
+                return answer.flatMap { DLNATestBed.value("CurrentVolume", in: $0) } == "20"
+            }
+        }
+    }
 }

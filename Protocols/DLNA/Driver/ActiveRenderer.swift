@@ -149,6 +149,11 @@ final class ActiveRenderer {
         }
     }
 
+    /// Whether the renderer answers at this route's address (a failure here does not end the route).
+    func answers() async -> Bool {
+        (try? await transport.invoke("GetTransportInfo", ["InstanceID": "0"])) != nil
+    }
+
     /// Loads `url` and plays it from the start. SetAVTransportURI, Play and a first
     /// GetTransportInfo go out from one event loop, each as soon as the one before is answered: a
     /// hop through the main actor between two of them cost ~150 µs. Returns once the renderer has

@@ -89,8 +89,17 @@ final class DLNADriver: MediaDeviceExtension, RealtimeSampleHandling {
     private func found(_ renderer: KnownRenderer) {
         // Found at another place (a new address after a power cut): routes still on the old one
         // control nothing and hear nothing; they end, and the renderer stays listed at the new one.
+        // Unless the old place still answers: a renderer on two networks at once (wired and
+        // Wi-Fi) announces both, and its route stays where it is.
         let stale = active.values.filter { $0.device.id == renderer.device.id && $0.renderer.description.location != renderer.description.location }
-        for route in stale { route.end("\(renderer.name) moved to \(renderer.description.location.host ?? "another address"): activate it again there") }
+        for route in stale {
+            Task {
+                guard await !route.answers() else {
+                    return log("\(renderer.name) is also at \(renderer.description.location.host ?? "another address"); its route stays at \(route.renderer.description.location.host ?? "its first")")
+                }
+                route.end("\(renderer.name) moved to \(renderer.description.location.host ?? "another address"): activate it again there")
+            }
+        }
     }
 
     private func lost(_ renderer: KnownRenderer, why: String) {
