@@ -74,36 +74,36 @@ struct PrivateRendererTests {
     @Test("Namespaces left by a process that died before its teardown are swept, with what ran in them, by the next network",
           .timeLimit(.minutes(1)))
     func abandonedNamespacesAreSwept() async throws {
-        // A maker that is gone: a process that ran and was reaped.
-        let maker = try ChildProcess(executable: "/bin/true", arguments: [])
-        _ = await maker.exitStatus()
+        // Its maker alive while a process enters it, so that no sweep (tests run side by side, and
+        // any new network sweeps) can take the namespace while that process is still entering: one
+        // opened and not yet joined is not among the namespace's PIDs and would outlive the deletion.
+        let maker = try ChildProcess(executable: "/bin/sleep", arguments: ["600"])
+        defer { if maker.exitIfEnded() == nil { maker.signal(SIGKILL) } }
         let name = "mediaroute-\(maker.pid)-1-lan"
         _ = try await ChildOutput.run("/usr/sbin/ip", ["netns", "add", name])
         let orphan = try ChildProcess(executable: "/usr/sbin/ip", arguments: ["netns", "exec", name, "/bin/sleep", "600"])
         defer { if orphan.exitIfEnded() == nil { orphan.signal(SIGKILL) } }
-        // Inside before the sweep: a process still entering (its namespace opened, not yet joined)
-        // is not among the namespace's PIDs and would outlive the deletion. (Tests run side by side:
-        // another's network may sweep it first, and that ends it too.)
-        func inside() async throws -> Bool {
-            try await ChildOutput.run("/usr/sbin/ip", ["netns", "pids", name]).standardOutput.split(separator: "\n").contains("\(orphan.pid)")
-        }
         let entering = ContinuousClock.now + .seconds(10)
-        while orphan.exitIfEnded() == nil, try await !inside() {
-            guard ContinuousClock.now < entering else {
+        while try await !ChildOutput.run("/usr/sbin/ip", ["netns", "pids", name]).standardOutput.split(separator: "\n").contains("\(orphan.pid)") {
+            guard ContinuousClock.now < entering, orphan.exitIfEnded() == nil else {
                 Issue.record("the process never entered \(name)")
+                _ = try? await ChildOutput.run("/usr/sbin/ip", ["netns", "delete", name])
                 return
             }
             try await Task.sleep(for: .milliseconds(5))
         }
-        // Any network made from now on sweeps it.
+        // Now the maker dies (and is reaped): the namespace is abandoned, with what runs in it.
+        maker.signal(SIGKILL)
+        _ = await maker.exitStatus()
+        // Any network made from now on sweeps it (ours, or another test's first).
         let network = try await PrivateNetwork.create()
         await network.destroy()
         #expect(!FileManager.default.fileExists(atPath: "/run/netns/" + name))
-        // Killed inside by a sweep, or kept out by one that came first, long before its 600 s.
+        // Killed inside by the sweep, long before its 600 s.
         let ending = ContinuousClock.now + .seconds(20)
         while orphan.exitIfEnded() == nil, ContinuousClock.now < ending { try await Task.sleep(for: .milliseconds(20)) }
         let ended = orphan.exitIfEnded()
-        #expect(ended == .signalled(SIGKILL) || ended == .exited(1) || ended == .exited(255), "\(String(describing: ended))")
+        #expect(ended == .signalled(SIGKILL), "\(String(describing: ended))")
     }
 
     @Test("A renderer killed without a goodbye and restarted answers again with the same UDN")
