@@ -15,3 +15,12 @@ public enum MonotonicClock {
         _ = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, nil)
     }
 }
+
+extension Duration {
+    /// Whole nanoseconds (saturating), for deadlines on CLOCK_MONOTONIC and the like.
+    public var nanoseconds: Int64 {
+        let (seconds, attoseconds) = components
+        let (product, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        return overflow ? .max : product &+ attoseconds / 1_000_000_000
+    }
+}

@@ -250,12 +250,3 @@ public final class RingPCMSource: PCMSource, @unchecked Sendable {
         return pending.baseAddress! + pendingEnd
     }
 }
-
-extension Duration {
-    /// Whole nanoseconds (saturating), for deadlines on CLOCK_MONOTONIC.
-    fileprivate var nanoseconds: Int64 {
-        let (seconds, attoseconds) = components
-        let (product, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        return overflow ? .max : product &+ attoseconds / 1_000_000_000
-    }
-}

@@ -61,7 +61,7 @@ final class PCMQueue: PCMSource {
     }
 
     func read(into buffer: UnsafeMutableBufferPointer<Int16>, waitingUpTo timeout: Duration) -> PCMRead {
-        let deadline = DispatchTime.now() + .nanoseconds(Int(timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000))
+        let deadline = DispatchTime.now() + .nanoseconds(Int(timeout.nanoseconds))
         while true {
             let (read, finished, waiter) = state.withLock { state in
                 let samples = min(state.count, buffer.count / 2 * 2)

@@ -7,7 +7,7 @@ import Synchronization
 public final class PacketHistory: Sendable {
     public let capacity: Int
     /// The largest packet a slot holds: an RTP header and a full ALAC frame.
-    public static let slotBytes = 12 + ALACFrame.uncompressedSize
+    public static let slotBytes = RTPAudioPacket.headerBytes + ALACFrame.uncompressedSize
     /// Per slot: the sequence number held and its length (0: empty).
     private let slots: Mutex<[(sequence: UInt16, length: Int)]>
     /// The slots' bytes. nonisolated(unsafe): read and written only while `slots` is locked.
@@ -42,12 +42,6 @@ public final class PacketHistory: Sendable {
             let slot = Int(sequence) % capacity
             guard slots[slot].length > 0, slots[slot].sequence == sequence else { return nil }
             return Array(UnsafeRawBufferPointer(start: storage.baseAddress! + slot * Self.slotBytes, count: slots[slot].length))
-        }
-    }
-
-    public func removeAll() {
-        slots.withLock { slots in
-            for slot in slots.indices { slots[slot].length = 0 }
         }
     }
 }

@@ -8,6 +8,7 @@ struct PacketWriter {
     private let sockets: RAOPStreamer.Sockets
     private let cipher: AESCBCEncryptor?
     private let history: PacketHistory
+    private let ssrc: UInt32
     private(set) var sequence: UInt16
     private(set) var timestamp: UInt32
     private(set) var packetsSinceSync = 0
@@ -19,8 +20,7 @@ struct PacketWriter {
         self.history = history
         sequence = start.sequence
         timestamp = start.timestamp
-        packet.storeBytes(of: 0x80, toByteOffset: 0, as: UInt8.self)
-        packet.storeBytes(of: start.ssrc.bigEndian, toByteOffset: 8, as: UInt32.self)
+        ssrc = start.ssrc
     }
 
     /// One audio packet of 352 stereo frames out, at the next sequence number and timestamp. A
@@ -29,11 +29,9 @@ struct PacketWriter {
     /// UDP's loss, which the receiver's resend request makes good from the history. The sequence
     /// number moves on either way: the packet is in the history.
     mutating func emit(_ samples: UnsafeMutableBufferPointer<Int16>, marker: Bool) -> RAOPError? {
-        packet.storeBytes(of: (marker ? 0x80 : 0) | RTPAudioPacket.payloadType, toByteOffset: 1, as: UInt8.self)
-        packet.storeBytes(of: sequence.bigEndian, toByteOffset: 2, as: UInt16.self)
-        packet.storeBytes(of: timestamp.bigEndian, toByteOffset: 4, as: UInt32.self)
-        ALACFrame.encode(samples.baseAddress!, into: packet.baseAddress! + 12)
-        do throws(RAOPError) { try cipher?.encryptWholeBlocks(UnsafeMutableRawBufferPointer(rebasing: packet[12...])) } catch { return error }
+        RTPAudioPacket.writeHeader(marker: marker, sequence: sequence, timestamp: timestamp, ssrc: ssrc, into: packet)
+        ALACFrame.encode(samples.baseAddress!, into: packet.baseAddress! + RTPAudioPacket.headerBytes)
+        do throws(RAOPError) { try cipher?.encryptWholeBlocks(UnsafeMutableRawBufferPointer(rebasing: packet[RTPAudioPacket.headerBytes...])) } catch { return error }
         history.record(sequence: sequence, bytes: UnsafeRawBufferPointer(packet))
         var failure: RAOPError?
         if send(sockets.audio, packet.baseAddress, packet.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) < 0 {

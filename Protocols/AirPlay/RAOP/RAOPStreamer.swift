@@ -89,7 +89,7 @@ final class RAOPStreamer: Sendable {
     // MARK: The sending thread
 
     private static let packetSamples = ALACFrame.framesPerPacket * ALACFrame.channels
-    private static let packetBytes = 12 + ALACFrame.uncompressedSize
+    private static let packetBytes = RTPAudioPacket.headerBytes + ALACFrame.uncompressedSize
     /// Long enough for an app's record interval, short enough that `stop()` is seen soon.
     private static let readWait = Duration.milliseconds(100)
     /// Falling further behind than this is an underrun: the stream starts afresh, it does not burst.

@@ -17,12 +17,21 @@ public struct RTPAudioPacket: Sendable, Equatable {
     }
 
     public var bytes: [UInt8] {
-        var bytes: [UInt8] = [0x80, (marker ? 0x80 : 0) | Self.payloadType]
-        bytes.reserveCapacity(12 + payload.count)
-        bytes.appendBigEndian(sequence)
-        bytes.appendBigEndian(timestamp)
-        bytes.appendBigEndian(ssrc)
-        return bytes + payload
+        var header = [UInt8](repeating: 0, count: Self.headerBytes)
+        header.withUnsafeMutableBytes { Self.writeHeader(marker: marker, sequence: sequence, timestamp: timestamp, ssrc: ssrc, into: $0) }
+        return header + payload
+    }
+
+    public static let headerBytes = 12
+
+    /// The 12-byte header written in place: the sending thread's path, which builds each packet
+    /// in one buffer.
+    static func writeHeader(marker: Bool, sequence: UInt16, timestamp: UInt32, ssrc: UInt32, into bytes: UnsafeMutableRawBufferPointer) {
+        bytes.storeBytes(of: 0x80, toByteOffset: 0, as: UInt8.self)
+        bytes.storeBytes(of: (marker ? 0x80 : 0) | payloadType, toByteOffset: 1, as: UInt8.self)
+        bytes.storeBytes(of: sequence.bigEndian, toByteOffset: 2, as: UInt16.self)
+        bytes.storeBytes(of: timestamp.bigEndian, toByteOffset: 4, as: UInt32.self)
+        bytes.storeBytes(of: ssrc.bigEndian, toByteOffset: 8, as: UInt32.self)
     }
 }
 
