@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "MediaRouteIPC", targets: ["MediaRouteIPC"]),
         .library(name: "MediaDevice", targets: ["MediaDevice"]),
         .library(name: "AVSystemRouting", targets: ["AVSystemRouting"]),
+        .library(name: "NowPlaying", targets: ["NowPlaying"]),
         .executable(name: "mediarouted", targets: ["mediarouted"]),
         .executable(name: "mediaroute", targets: ["mediaroute"]),
         .executable(name: "mediaroute-player", targets: ["mediaroute-player"]),
@@ -91,6 +92,9 @@ let package = Package(
 
         // The app library: routes, sessions, playback control, data channels, route changes.
         .target(name: "AVSystemRouting", dependencies: ["MediaDevice", "MediaRouteWire", "MediaRouteIPC"]),
+
+        // The remote-sessions library: apps start, update and end sessions; extensions make them.
+        .target(name: "NowPlaying", dependencies: ["AVSystemRouting", "MediaRouteWire", "MediaRouteIPC", "CLinuxHelpers"]),
 
         // The supervisor as a library (testable in-process), and its thin executable.
         .target(
@@ -199,6 +203,8 @@ let package = Package(
                 path: "Tests/TestSupport"),
         // A driver that crashes, hangs, floods, sends garbage or lies on command, for the crash-isolation tests.
         .executableTarget(name: "mediaroute-testdriver", dependencies: ["MediaDevice"], path: "Tests/TestDriver"),
+        // A NowPlaying extension whose "device" is a log file, for the remote-session tests and benchmark.
+        .executableTarget(name: "mediaroute-test-remote-extension", dependencies: ["NowPlaying"], path: "Tests/TestRemoteExtension"),
         .testTarget(name: "MediaRouteSupervisorTests",
                     dependencies: ["MediaRouteSupervisor", "MediaDevice", "DBus", "PrivateDaemons", "TestSupport", "mediaroute-testdriver", "mediarouted", "mediaroute"]),
         .testTarget(name: "AVSystemRoutingTests",
@@ -207,6 +213,9 @@ let package = Package(
         .testTarget(name: "ReferenceProtocolTests",
                     dependencies: ["ReferenceProtocol", "AVSystemRouting", "MediaRouteSupervisor", "MediaDevice", "MediaRouteIPC", "PrivateDaemons", "MediaCodecs",
                                    "TestSupport", "mediaroute-receiver", "mediaroute-reference-driver", "mediaroute-demo", "mediaroute-player", "mediaroute"]),
+        .testTarget(name: "NowPlayingTests",
+                    dependencies: ["NowPlaying", "AVSystemRouting", "MediaDevice", "MediaRouteSupervisor", "MediaRouteIPC", "TestSupport",
+                                   "MediaRouteWire", "PrivateDaemons", "mediaroute-test-remote-extension", "mediarouted", "mediaroute"]),
         .testTarget(name: "MediaDeviceTests", dependencies: ["MediaDevice", "MediaRouteIPC", "MediaRouteWire"]),
         .testTarget(name: "MediaCodecsTests", dependencies: ["MediaCodecs", "RTP", "TestSupport"]),
         .testTarget(name: "CAvahiTests", dependencies: ["CAvahi", "PrivateDaemons"]),

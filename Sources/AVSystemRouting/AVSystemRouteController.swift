@@ -58,6 +58,7 @@ public final class AVSystemRouteController: Sendable {
         var observers: [(id: ObjectIdentifier, box: WeakObserver)] = []
         var routes: [AVSystemRoute] = []
         var changeWatchers: [UUID: AsyncStream<AVSystemRouteChange>.Continuation] = [:]
+        var tokenWatchers: [UUID: AsyncStream<String>.Continuation] = [:]
     }
     private let state = Mutex(State())
 
@@ -122,6 +123,24 @@ public final class AVSystemRouteController: Sendable {
         return stream
     }
 
+    // MARK: For NowPlaying, which shares the app's one connection (an application identifier takes one)
+
+    /// One request to mediarouted, connecting first if the app has not: NowPlaying's remote
+    /// sessions need no route observer.
+    package func request<Request: WireRequest>(_ request: Request) async throws -> Request.Result {
+        _ = daemon.connect()
+        return try await daemon.call(request)
+    }
+
+    /// The app's push-to-start token each time the operator rotates it (hex).
+    package func pushToStartTokenChanges() -> AsyncStream<String> {
+        let (stream, continuation) = AsyncStream<String>.makeStream()
+        let id = UUID()
+        state.withLock { $0.tokenWatchers[id] = continuation }
+        continuation.onTermination = { [weak self] _ in self?.state.withLock { _ = $0.tokenWatchers.removeValue(forKey: id) } }
+        return stream
+    }
+
     // MARK: What mediarouted says, in order
 
     private func handle(_ input: DaemonConnection.Inbound) async {
@@ -182,6 +201,8 @@ public final class AVSystemRouteController: Sendable {
             }
         case .remoteCommand(let message):
             activeRoutes.first { $0.identifier == message.route }?.deliver(message.command)
+        case .pushToStartToken(let message):
+            for watcher in state.withLock({ Array($0.tokenWatchers.values) }) { watcher.yield(message.token) }
         case .undecodable(let error):
             problems.report("ignored a notification that does not decode: \(error.message)")
         }

@@ -14,6 +14,7 @@ enum DaemonEvent: Sendable {
     case dataReceived(ToApp.DataReceived)
     case remoteCommand(ToApp.RemoteCommand)
     case streamEnded(Streams.Ended)
+    case pushToStartToken(ToApp.PushToStartTokenChanged)
     case undecodable(RPCError)
 
     /// Handlers that hand every notification an app receives, typed, to `deliver` (on the loop
@@ -29,6 +30,7 @@ enum DaemonEvent: Sendable {
         handlers.on(ToApp.DataReceived.self, invalid: invalid) { deliver(.dataReceived($0)) }
         handlers.on(ToApp.RemoteCommand.self, invalid: invalid) { deliver(.remoteCommand($0)) }
         handlers.on(Streams.Ended.self, invalid: invalid) { deliver(.streamEnded($0)) }
+        handlers.on(ToApp.PushToStartTokenChanged.self, invalid: invalid) { deliver(.pushToStartToken($0)) }
         return handlers
     }
 }

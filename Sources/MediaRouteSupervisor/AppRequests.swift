@@ -35,6 +35,23 @@ enum AppRequests {
             try await supervisor.sendData(request.data, toRoute: request.route, orSession: request.session, app: app)
             return NoResult()
         }
+        on(App.StartRemoteSession.self) { request, app in
+            try await supervisor.startRemoteSession(application: app.applicationIdentifier, attributes: request.attributes, origin: .app)
+        }
+        on(App.UpdateRemoteSession.self) { request, app in
+            _ = try await supervisor.updateRemoteSession(application: app.applicationIdentifier, id: request.id, attributes: request.attributes, origin: .app)
+            return NoResult()
+        }
+        on(App.EndRemoteSession.self) { request, app in
+            try await supervisor.endRemoteSession(application: app.applicationIdentifier, id: request.id)
+            return NoResult()
+        }
+        on(App.RemoteSessions.self) { _, app in .init(sessions: await supervisor.remoteSessions(of: app.applicationIdentifier)) }
+        on(App.BecomeSystemPrimary.self) { request, app in
+            try await supervisor.makeSystemPrimary(application: app.applicationIdentifier, id: request.id)
+            return NoResult()
+        }
+        on(App.PushToStartToken.self) { _, app in .init(token: try await supervisor.pushToStartToken(of: app.applicationIdentifier)) }
     }
 
     /// Sends a client the events that are its business, from now until `unsubscribe`: the end of

@@ -26,7 +26,15 @@ final class DriverFleet {
         return previous.filter { old in !records.contains { $0 === old } }
     }
 
+    /// The protocol drivers: what pickers discover with and routes go through.
+    var drivers: [DriverRecord] { records.filter { $0.manifest.kind == .protocolDriver } }
+
     func record(_ protocolID: String) -> DriverRecord? { records.first { $0.id == protocolID } }
+
+    /// The NowPlaying extension that makes `application`'s remote sessions.
+    func remoteMediaExtension(of application: String) -> DriverRecord? {
+        records.first { $0.manifest.kind == .remoteMediaExtension(application: application) }
+    }
 
     /// The record, or an error an operator can act on.
     func require(_ protocolID: String) throws(MediaDeviceError) -> DriverRecord {

@@ -4,10 +4,24 @@ import MediaRouteIPC
 
 /// A driver's manifest (`*.json` in a drivers directory): which protocol it serves, the type it
 /// exports, the program to run, and how the supervisor treats it. Format: README, "Driver manifests".
+///
+/// A NowPlaying extension has a manifest of the same shape naming its extension point and app
+/// instead of a protocol: it is supervised exactly as a driver is (started on demand, heartbeats,
+/// restarts within a budget, `mediaroute drivers`), and only what it is asked differs.
 public struct DriverManifest: Sendable, Hashable {
+    public enum Kind: Sendable, Hashable {
+        case protocolDriver
+        /// Makes the remote media sessions of `application` (its `extensionPoint` is
+        /// `org.mediaroute.nowplaying.remote-media`).
+        case remoteMediaExtension(application: String)
+    }
+
     public let path: String
+    public let kind: Kind
+    /// The protocol a driver serves; an extension's own `identifier`. Unique among manifests.
     public let protocolID: String
-    /// The exported type's description: the name the picker shows for this protocol.
+    /// The exported type's description: the name the picker shows for this protocol (an
+    /// extension's `description`).
     public let displayName: String
     public let executable: String
     public let arguments: [String]
@@ -40,20 +54,11 @@ public struct DriverManifest: Sendable, Hashable {
         do { json = try JSONReader.parse(Array(data)) } catch { throw problem("is not valid JSON: \(error)") }
         guard let object = json.objectValue else { throw problem("must be a JSON object") }
 
-        guard let protocolID = object["protocol"]?.stringValue, UTType(exportedAs: protocolID).isWellFormed else {
-            throw problem("\"protocol\" must be a reverse-DNS identifier such as org.example.protocol")
-        }
-        guard let exported = object["exportedType"]?.objectValue else { throw problem("\"exportedType\" must be an object") }
-        guard let identifier = exported["identifier"]?.stringValue else { throw problem("\"exportedType.identifier\" must be a string") }
-        guard identifier == protocolID else {
-            throw problem("\"exportedType.identifier\" is \"\(identifier)\" but \"protocol\" is \"\(protocolID)\"; the three names of a protocol must agree")
-        }
-        let conforms = exported["conformsTo"]?.arrayValue?.compactMap(\.stringValue) ?? []
-        guard conforms.contains(UTType.mediaSharingProtocol.identifier) else {
-            throw problem("\"exportedType.conformsTo\" must contain \"\(UTType.mediaSharingProtocol.identifier)\"")
-        }
-        guard let displayName = exported["description"]?.stringValue, !displayName.isEmpty, displayName.count <= 64 else {
-            throw problem("\"exportedType.description\" (the picker's name for the protocol) must be 1 to 64 characters")
+        let kind: Kind, protocolID: String, displayName: String
+        if object["extensionPoint"] != nil {
+            (kind, protocolID, displayName) = try Self.extensionIdentity(object, problem)
+        } else {
+            (kind, protocolID, displayName) = try Self.driverIdentity(object, problem)
         }
         guard let executable = object["executable"]?.stringValue, !executable.isEmpty else { throw problem("\"executable\" must be a path") }
         let directory = (path as NSString).deletingLastPathComponent
@@ -93,6 +98,7 @@ public struct DriverManifest: Sendable, Hashable {
             if let d = try milliseconds("idleExitMilliseconds") { timeouts.idleExit = d }
         }
         self.path = path
+        self.kind = kind
         self.protocolID = protocolID
         self.displayName = displayName
         self.executable = resolved
@@ -100,6 +106,42 @@ public struct DriverManifest: Sendable, Hashable {
         self.environment = environment
         self.restart = restart
         self.timeouts = timeouts
+    }
+
+    /// A driver's three names of its protocol, checked to agree (two here, the third at the handshake).
+    private static func driverIdentity(_ object: JSONObject, _ problem: (String) -> Problem) throws(Problem) -> (Kind, String, String) {
+        guard let protocolID = object["protocol"]?.stringValue, UTType(exportedAs: protocolID).isWellFormed else {
+            throw problem("\"protocol\" must be a reverse-DNS identifier such as org.example.protocol")
+        }
+        guard let exported = object["exportedType"]?.objectValue else { throw problem("\"exportedType\" must be an object") }
+        guard let identifier = exported["identifier"]?.stringValue else { throw problem("\"exportedType.identifier\" must be a string") }
+        guard identifier == protocolID else {
+            throw problem("\"exportedType.identifier\" is \"\(identifier)\" but \"protocol\" is \"\(protocolID)\"; the three names of a protocol must agree")
+        }
+        let conforms = exported["conformsTo"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        guard conforms.contains(UTType.mediaSharingProtocol.identifier) else {
+            throw problem("\"exportedType.conformsTo\" must contain \"\(UTType.mediaSharingProtocol.identifier)\"")
+        }
+        guard let displayName = exported["description"]?.stringValue, !displayName.isEmpty, displayName.count <= 64 else {
+            throw problem("\"exportedType.description\" (the picker's name for the protocol) must be 1 to 64 characters")
+        }
+        return (.protocolDriver, protocolID, displayName)
+    }
+
+    /// A NowPlaying extension's extension point, own identifier and app.
+    private static func extensionIdentity(_ object: JSONObject, _ problem: (String) -> Problem) throws(Problem) -> (Kind, String, String) {
+        let point = ExtensionIdentity.remoteMediaExtensionPoint
+        guard object["extensionPoint"]?.stringValue == point else { throw problem("\"extensionPoint\" must be \"\(point)\", the only one there is") }
+        guard let identifier = object["identifier"]?.stringValue, UTType(exportedAs: identifier).isWellFormed else {
+            throw problem("\"identifier\" must be a reverse-DNS identifier naming the extension, such as org.example.player.nowplaying")
+        }
+        guard let application = object["application"]?.stringValue, !application.isEmpty, application.utf8.count <= 255 else {
+            throw problem("\"application\" must name the app whose remote sessions the extension makes (its applicationIdentifier, 1 to 255 bytes)")
+        }
+        guard let displayName = object["description"]?.stringValue, !displayName.isEmpty, displayName.count <= 64 else {
+            throw problem("\"description\" must be 1 to 64 characters")
+        }
+        return (.remoteMediaExtension(application: application), identifier, displayName)
     }
 
     /// Every `*.json` manifest in `directories`, in name order; refused ones are returned as problems.
@@ -114,7 +156,10 @@ public struct DriverManifest: Sendable, Hashable {
                 do {
                     let manifest = try DriverManifest(path: (directory as NSString).appendingPathComponent(name))
                     if let earlier = manifests.first(where: { $0.protocolID == manifest.protocolID }) {
-                        problems.append(Problem(path: manifest.path, reason: "protocol \(manifest.protocolID) is already served by \(earlier.path)"))
+                        problems.append(Problem(path: manifest.path, reason: "\(manifest.protocolID) is already served by \(earlier.path)"))
+                    } else if case .remoteMediaExtension(let application) = manifest.kind,
+                              let earlier = manifests.first(where: { $0.kind == manifest.kind }) {
+                        problems.append(Problem(path: manifest.path, reason: "the remote sessions of \(application) are already made by the extension of \(earlier.path)"))
                     } else {
                         manifests.append(manifest)
                     }
@@ -124,5 +169,30 @@ public struct DriverManifest: Sendable, Hashable {
             }
         }
         return (manifests, problems)
+    }
+}
+
+extension DriverManifest {
+    /// The role its process takes in `hello`.
+    var role: Hello.Role { kind == .protocolDriver ? .driver : .extension }
+
+    /// What to call it in logs and errors.
+    var kindName: String { kind == .protocolDriver ? "driver" : "extension" }
+
+    /// Checks the identity a process gives in `hello` against this manifest: a driver's third name
+    /// of its protocol, an extension's app.
+    func check(_ identity: JSONObject) throws(RPCError) {
+        switch kind {
+        case .protocolDriver:
+            let identity = try DriverIdentity(identity)
+            guard identity.protocol == protocolID else {
+                throw RPCError(.identityMismatch, "the driver at \(executable) says its protocol is \"\(identity.protocol)\" but its manifest \(path) says \"\(protocolID)\"; the three names of a protocol must agree")
+            }
+        case .remoteMediaExtension(let application):
+            let identity = try ExtensionIdentity(identity)
+            guard identity.extensionPoint == ExtensionIdentity.remoteMediaExtensionPoint, identity.application == application else {
+                throw RPCError(.identityMismatch, "the extension at \(executable) says it makes the remote sessions of \"\(identity.application)\" (extension point \(identity.extensionPoint)) but its manifest \(path) says \"\(application)\"; they must agree")
+            }
+        }
     }
 }

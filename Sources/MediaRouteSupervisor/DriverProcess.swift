@@ -5,8 +5,9 @@ import MediaRouteIPC
 import MediaRouteWire
 import Synchronization
 
-/// One running driver: its process (own group, socket on descriptor 3, stderr into our log), its
-/// handshaken connection, and its exit, observed through a pidfd on the event loop.
+/// One running driver (or NowPlaying extension, supervised the same way): its process (own group,
+/// socket on descriptor 3, stderr into our log), its handshaken connection, and its exit, observed
+/// through a pidfd on the event loop.
 final class DriverProcess: Sendable {
     let manifest: DriverManifest
     let child: ChildProcess
@@ -42,8 +43,8 @@ final class DriverProcess: Sendable {
     /// Records why the driver is being ended, unless a reason was recorded already.
     func noteStop(_ reason: StopReason) { stopState.withLock { if $0 == nil { $0 = reason } } }
 
-    /// Starts the driver and completes the handshake, checking the third name of its protocol: the
-    /// `protocol` it reports must be the manifest's. `onExit` runs on the loop when it ends.
+    /// Starts the driver and completes the handshake, checking the names it gives against its
+    /// manifest (`DriverManifest.check`). `onExit` runs on the loop when it ends.
     static func start(manifest: DriverManifest, stateDirectory: String, loop: EventLoop, logger: Logger,
                       handlers: RPCHandlers, onViolation: @escaping @Sendable (RPCError) -> Void,
                       onExit: @escaping @Sendable (DriverProcess, ChildProcess.Termination) -> Void) async throws -> DriverProcess {
@@ -56,6 +57,7 @@ final class DriverProcess: Sendable {
         var environment = ProcessInfo.processInfo.environment
         environment["MEDIAROUTE_SUPERVISOR_PID"] = String(getpid())
         environment["MEDIAROUTE_STATE_DIRECTORY"] = stateDirectory
+        if case .remoteMediaExtension(let application) = manifest.kind { environment["MEDIAROUTE_EXTENSION_APPLICATION"] = application }
         environment.merge(manifest.environment) { _, driver in driver }
         // Spawned from the loop thread: the kernel sends a child its parent-death signal when the
         // *thread* that created it exits, and the loop thread lives as long as the supervisor.
@@ -84,16 +86,12 @@ final class DriverProcess: Sendable {
         close(pipeEnds[1])
         _ = fcntl(pipeEnds[0], F_SETFL, O_NONBLOCK)
 
-        var configuration = ConnectionConfiguration(label: "driver \(manifest.protocolID) (pid \(child.pid))")
+        var configuration = ConnectionConfiguration(label: "\(manifest.kindName) \(manifest.protocolID) (pid \(child.pid))")
         configuration.violationPolicy = .disconnect
-        // The third name of the protocol is checked in the handshake: a driver that names another is
-        // answered with an error of its own and closed, and the manifest is refused, not retried.
-        configuration.acceptHello = { hello throws(RPCError) in
-            let identity = try DriverIdentity(hello.identity)
-            guard identity.protocol == manifest.protocolID else {
-                throw RPCError(.identityMismatch, "the driver at \(manifest.executable) says its protocol is \"\(identity.protocol)\" but its manifest \(manifest.path) says \"\(manifest.protocolID)\"; the three names of a protocol must agree")
-            }
-        }
+        // The names in the handshake are checked against the manifest: a process that names another
+        // protocol (or app) is answered with an error of its own and closed, and the manifest is
+        // refused, not retried.
+        configuration.acceptHello = { hello throws(RPCError) in try manifest.check(hello.identity) }
         configuration.defaultRequestTimeout = manifest.timeouts.request
         configuration.onProtocolViolation = onViolation
         let prefix = "[\(manifest.protocolID)]"
@@ -123,7 +121,7 @@ final class DriverProcess: Sendable {
         let connection: Connection
         do {
             connection = try await Connection.open(socket: mine, hello: Hello(role: .supervisor, name: "mediarouted"),
-                                                   side: .acceptor(acceptingRoles: [.driver]), loop: loop,
+                                                   side: .acceptor(acceptingRoles: [manifest.role]), loop: loop,
                                                    configuration: configuration, handlers: handlers)
         } catch let error as RPCError where error.code == .identityMismatch {
             // The driver was told why in an error frame: let it write that to its log and leave by
@@ -139,7 +137,7 @@ final class DriverProcess: Sendable {
             child.signal(SIGKILL)
             throw error
         }
-        // Checked in the handshake (`acceptHello`), so it decodes.
+        // Checked in the handshake (`acceptHello`), so it decodes (an extension's is no driver's: nil).
         let identity = await connection.peer.flatMap { try? DriverIdentity($0.identity) }
         let process = DriverProcess(manifest: manifest, child: child, connection: connection,
                                     supportsSimultaneousSessions: identity?.supportsSimultaneousSessions ?? false,

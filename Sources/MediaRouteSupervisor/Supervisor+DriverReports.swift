@@ -6,18 +6,8 @@ import MediaRouteIPC
 extension Supervisor {
     func driverHandlers(_ id: String) -> RPCHandlers {
         var handlers = RPCHandlers()
-        let loopSupervisor = self
         func on<Report: WireNotification>(_ type: Report.Type, _ body: @escaping @Sendable (isolated Supervisor, Report, DriverRecord) throws(RPCError) -> Void) {
-            handlers.onNotification(Report.method) { notification in
-                loopSupervisor.assumeIsolated { supervisor in
-                    guard let record = supervisor.fleet.record(id), supervisor.countMessage(record) else { return }
-                    do throws(RPCError) {
-                        try body(supervisor, try Report.decode(notification.params), record)
-                    } catch {
-                        supervisor.violation(id, error.message)
-                    }
-                }
-            }
+            report(type, from: id, into: &handlers, body)
         }
         on(FromDriver.DeviceFound.self) { supervisor, report, record throws(RPCError) in
             let device = try Self.checked(report.device, from: record)
@@ -92,6 +82,22 @@ extension Supervisor {
         return handlers
     }
 
+    /// Takes `Report`s from the process of record `id` (a driver or an extension) on the supervisor's
+    /// executor: counted against the flood limit, and one that does not decode is a violation.
+    nonisolated func report<Report: WireNotification>(_ type: Report.Type, from id: String, into handlers: inout RPCHandlers,
+                                                       _ body: @escaping @Sendable (isolated Supervisor, Report, DriverRecord) throws(RPCError) -> Void) {
+        handlers.onNotification(Report.method) { [self] notification in
+            assumeIsolated { supervisor in
+                guard let record = supervisor.fleet.record(id), supervisor.countMessage(record) else { return }
+                do throws(RPCError) {
+                    try body(supervisor, try Report.decode(notification.params), record)
+                } catch {
+                    supervisor.violation(id, error.message)
+                }
+            }
+        }
+    }
+
     /// Hands a driver's report about a session to whoever waits for it.
     private func deliver(_ session: String, _ event: SessionEvent) { routes.mailboxes[session]?.deliver(event) }
 
@@ -114,10 +120,10 @@ extension Supervisor {
 
     func violation(_ id: String, _ message: String) {
         guard let record = fleet.record(id), let process = record.process, process.stopReason == nil else {
-            logger.error("driver \(id) violated the protocol while starting: \(message)")
+            logger.error("\(fleet.record(id)?.manifest.kindName ?? "driver") \(id) violated the protocol while starting: \(message)")
             return
         }
-        logger.error("driver \(record.id) violated the protocol: \(message); killing it")
+        logger.error("\(record.manifest.kindName) \(record.id) violated the protocol: \(message); killing it")
         process.kill(.killed("violated the protocol: \(message)"))
     }
 }

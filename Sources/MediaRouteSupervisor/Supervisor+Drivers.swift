@@ -42,7 +42,7 @@ extension Supervisor {
         do {
             process = try await DriverProcess.start(
                 manifest: record.manifest, stateDirectory: stateDirectory, loop: loop, logger: logger,
-                handlers: driverHandlers(id),
+                handlers: record.manifest.kind == .protocolDriver ? driverHandlers(id) : extensionHandlers(id),
                 // Runs on the loop inside the connection, before it closes: record why the driver is
                 // being ended before it can see the closed socket and exit on its own.
                 onViolation: { error in self.assumeIsolated { $0.violation(id, error.message) } },
@@ -73,10 +73,12 @@ extension Supervisor {
             driverExited(id, process, termination)
             throw MediaDeviceError(.driverFailed, "driver \(record.id) (pid \(process.pid)) \(termination) right after its handshake")
         }
-        logger.info("driver \(record.id) running (pid \(process.pid))")
+        logger.info("\(record.manifest.kindName) \(record.id) running (pid \(process.pid))")
         watchConnection(process)
         startHeartbeat(record, process)
-        if !pickers.isEmpty {
+        if record.manifest.kind != .protocolDriver {
+            Task { await self.remakeRemoteSessions(record) }
+        } else if !pickers.isEmpty {
             Task { await self.startDiscovery(record) }
         } else {
             scheduleIdleExit(record)
@@ -139,11 +141,12 @@ extension Supervisor {
         record.lastExit = description
         if process.stopReason?.isIntentional == true || isShuttingDown {
             record.phase = .stopped
-            logger.info("driver \(record.id) stopped: \(description)")
-            return
+            logger.info("\(record.manifest.kindName) \(record.id) stopped: \(description)")
+        } else {
+            logger.error("\(record.manifest.kindName) \(record.id) (pid \(process.pid)) \(description)")
+            crashed(record, reason: description)
         }
-        logger.error("driver \(record.id) (pid \(process.pid)) \(description)")
-        crashed(record, reason: description)
+        if record.manifest.kind != .protocolDriver { remoteExtensionExited(record, description) }
     }
 
     /// Applies the restart policy after a crash (or a failed start).
@@ -167,15 +170,22 @@ extension Supervisor {
         }
     }
 
-    /// With no picker open and no route on it, a driver exits after its manifest's grace period.
+    /// Nothing for the driver to do: no picker open and no route on it (for an extension: no session).
+    private func isIdle(_ record: DriverRecord) -> Bool {
+        switch record.manifest.kind {
+        case .protocolDriver: pickers.isEmpty && !routes.uses(record)
+        case .remoteMediaExtension(let application): remote.entries(of: application).isEmpty
+        }
+    }
+
+    /// With nothing to do, a driver exits after its manifest's grace period.
     func scheduleIdleExit(_ record: DriverRecord) {
-        guard pickers.isEmpty, !routes.uses(record), let process = record.process else { return }
+        guard isIdle(record), let process = record.process else { return }
         record.cancelIdleTimer(loop)
         let id = record.id
         record.idleTimer = loop.schedule(after: record.manifest.timeouts.idleExit) { [self] in
             assumeIsolated { supervisor in
-                guard supervisor.pickers.isEmpty, let record = supervisor.fleet.record(id), !supervisor.routes.uses(record),
-                      record.process === process else { return }
+                guard let record = supervisor.fleet.record(id), supervisor.isIdle(record), record.process === process else { return }
                 // An activation under way (begun after its discovery closed the picker) is not idle:
                 // look again after another grace period, when it has a route or has failed.
                 guard !supervisor.routes.isWaiting(on: record) else {
@@ -207,10 +217,10 @@ extension Supervisor {
             return try await process.connection.call(request, descriptors: descriptors)
         } catch let error as RPCError where error.code == .timedOut {
             process.kill(.killed("hung: no answer to \"\(method)\" within \(record.manifest.timeouts.request.milliseconds) ms"))
-            throw MediaDeviceError(.timedOut, "driver \(record.id) did not answer \"\(method)\" in time and was restarted")
+            throw MediaDeviceError(.timedOut, "\(record.manifest.kindName) \(record.id) did not answer \"\(method)\" in time and was restarted")
         } catch let error as RPCError where error.code == .connectionClosed {
             let termination = await process.waitForTermination()
-            throw MediaDeviceError(.driverFailed, "driver \(record.id) (pid \(process.pid)) \(process.stopReason.map { "\($0), " } ?? "")\(termination) while handling \"\(method)\"")
+            throw MediaDeviceError(.driverFailed, "\(record.manifest.kindName) \(record.id) (pid \(process.pid)) \(process.stopReason.map { "\($0), " } ?? "")\(termination) while handling \"\(method)\"")
         } catch let error as RPCError {
             throw MediaDeviceError(rpcError: error)
         }

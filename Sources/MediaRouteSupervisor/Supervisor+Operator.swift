@@ -18,7 +18,7 @@ extension Supervisor {
             record.cancelTimers(loop)
         }
         if !pickers.isEmpty {
-            for record in fleet.records where isEligible(record) && record.process == nil { await startDiscovery(record) }
+            for record in fleet.drivers where isEligible(record) && record.process == nil { await startDiscovery(record) }
         }
     }
 

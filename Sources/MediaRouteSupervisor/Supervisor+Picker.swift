@@ -9,7 +9,7 @@ extension Supervisor {
         let first = pickers.isEmpty
         let id = pickers.open(onChange)
         if first {
-            for record in fleet.records where isEligible(record) {
+            for record in fleet.drivers where isEligible(record) {
                 record.cancelIdleTimer(loop)
                 // The start's own task, begun here: a task that only awaited it cost a turn of
                 // the loop before the driver was asked, and the person is waiting for the list.
@@ -22,7 +22,7 @@ extension Supervisor {
     /// Closes a picker; when the last one closes, discovery stops and idle drivers exit after their grace period.
     public func closePicker(_ id: Int) async {
         guard pickers.close(id), pickers.isEmpty else { return }
-        for record in fleet.records where record.process != nil {
+        for record in fleet.drivers where record.process != nil {
             if record.isDiscovering {
                 record.isDiscovering = false
                 _ = try? await call(record, ToDriver.StopDiscovery())
@@ -32,7 +32,7 @@ extension Supervisor {
     }
 
     public func pickerEntries() -> [PickerEntry] {
-        PickerBoard.entries(of: fleet.records, preferences: book.state.preferredProtocols)
+        PickerBoard.entries(of: fleet.drivers, preferences: book.state.preferredProtocols)
     }
 
     /// Tells open pickers the list changed, at most once per `PickerBoard.coalescing`: a driver
@@ -97,7 +97,7 @@ extension Supervisor {
         let (changes, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         let (picker, _) = openPicker { _ in continuation.yield() }
         let window = Task {
-            for record in fleet.records where isEligible(record) { await startDiscovery(record) }
+            for record in fleet.drivers where isEligible(record) { await startDiscovery(record) }
             guard !Task.isCancelled else { return }
             // Not cancelled when found: finishing a finished stream does nothing.
             _ = loop.schedule(after: configuration.discoveryOnDemand) { continuation.finish() }

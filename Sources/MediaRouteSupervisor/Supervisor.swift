@@ -46,6 +46,8 @@ public actor Supervisor {
     let routes = RouteTable()
     let pickers = PickerBoard()
     let events = EventBus()
+    /// Apps' remote media sessions (NowPlaying), made by their extensions.
+    let remote = RemoteSessionTable()
     /// Media sessions shown on the desktop (MPRIS), when a session bus was given.
     var mpris: MPRISBridge?
     let book: OperatorBook

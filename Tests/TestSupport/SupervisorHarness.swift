@@ -66,6 +66,25 @@ public final class SupervisorHarness: @unchecked Sendable {
         try Data(JSONWriter.encode(manifest)).write(to: URL(fileURLWithPath: "\(drivers)/\(protocolID).json"))
     }
 
+    public static let testRemoteExtension = Executables.sibling("mediaroute-test-remote-extension")
+
+    /// Writes a manifest for the test NowPlaying extension making `application`'s remote sessions;
+    /// it logs the commands it takes to `commandLog` (its "device").
+    public func addRemoteExtension(application: String, identifier: String = "org.test.nowplaying", commandLog: String? = nil,
+                                   environment: [String: String] = [:], idleExitMilliseconds: Int = 30_000) throws {
+        var variables: [String: String] = ["SWIFT_BACKTRACE": "enable=no", "COMMAND_LOG": commandLog ?? root + "/commands.log"]
+        variables.merge(environment) { $1 }
+        let manifest: JSONValue = [
+            "extensionPoint": "org.mediaroute.nowplaying.remote-media", "identifier": .string(identifier), "application": .string(application),
+            "description": "Test remote sessions", "executable": .string(Self.testRemoteExtension),
+            "restart": ["intensity": 5, "periodSeconds": 60, "initialBackoffMilliseconds": 20, "maximumBackoffMilliseconds": 200],
+            "timeouts": ["heartbeatIntervalMilliseconds": 1000, "heartbeatTimeoutMilliseconds": 2000, "requestMilliseconds": 5000,
+                         "idleExitMilliseconds": .integer(Int64(idleExitMilliseconds))],
+            "environment": .object(JSONObject(variables.sorted { $0.key < $1.key }.map { (key: $0.key, value: .string($0.value)) })),
+        ]
+        try Data(JSONWriter.encode(manifest)).write(to: URL(fileURLWithPath: "\(drivers)/\(identifier).json"))
+    }
+
     @discardableResult
     public func start(discoveryOnDemand: Duration = .seconds(5), mprisBusAddress: String? = nil) async throws -> Supervisor {
         let configuration = SupervisorConfiguration(driversDirectories: [drivers], stateDirectory: state, discoveryOnDemand: discoveryOnDemand,

@@ -6,6 +6,8 @@ public struct Hello: Sendable, Hashable {
 
     public enum Role: String, Sendable, Hashable, CaseIterable {
         case driver, app, control, supervisor
+        /// A NowPlaying extension (§11.6): like a driver, on descriptor 3 of a process the supervisor started.
+        case `extension`
         /// The reference protocol over TCP (Protocols/Reference/PROTOCOL.md): a driver controlling a
         /// receiver, and the receiver.
         case controller, receiver
