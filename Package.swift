@@ -99,7 +99,10 @@ let package = Package(
         // The supervisor as a library (testable in-process), and its thin executable.
         .target(
             name: "MediaRouteSupervisor",
-            dependencies: ["MediaDevice", "MediaRouteIPC", "CLinuxHelpers", "DBus", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["MediaDevice", "MediaRouteIPC", "CLinuxHelpers", "DBus", .product(name: "Logging", package: "swift-log"),
+                           // The push endpoint: HTTP/1.1 on NIO.
+                           .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+                           .product(name: "NIOHTTP1", package: "swift-nio")]
         ),
 
         .executableTarget(

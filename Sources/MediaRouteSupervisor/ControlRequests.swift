@@ -21,7 +21,7 @@ enum ControlRequests {
         on(Control.Status.self) { _, _ in
             .init(pid: getpid(), uptimeSeconds: Int((ContinuousClock.now - context.started).components.seconds), socket: context.socketPath,
                   drivers: await supervisor.driverStatuses().map(\.report), routes: await supervisor.activeRoutes(),
-                  recentEvents: await supervisor.recentEvents)
+                  recentEvents: await supervisor.recentEvents, pushAddress: await supervisor.pushAddress?.description)
         }
         on(Control.ListDrivers.self) { _, _ in .init(drivers: await supervisor.driverStatuses().map(\.report)) }
         on(Control.ListRoutes.self) { _, _ in .init(routes: await supervisor.activeRoutes()) }
@@ -101,6 +101,9 @@ enum ControlRequests {
         on(Control.DisableDriver.self) { request, _ in
             try await supervisor.disableDriver(try nonEmpty(request.protocol, "protocol"))
             return NoResult()
+        }
+        on(Control.PushCredential.self) { request, _ in
+            .init(application: request.application, credential: try await supervisor.pushCredential(for: request.application, rotate: request.rotate ?? false))
         }
     }
 }

@@ -18,11 +18,16 @@ public struct SupervisorConfiguration: Sendable {
     /// nil shows none (a system service has no desktop).
     public var mprisBusAddress: String?
 
-    public init(driversDirectories: [String], stateDirectory: String, discoveryOnDemand: Duration = .seconds(5), mprisBusAddress: String? = nil) {
+    /// Where to accept pushes (`PushEndpoint`); nil accepts none.
+    public var pushListenAddress: PushListenAddress?
+
+    public init(driversDirectories: [String], stateDirectory: String, discoveryOnDemand: Duration = .seconds(5), mprisBusAddress: String? = nil,
+                pushListenAddress: PushListenAddress? = nil) {
         self.driversDirectories = driversDirectories
         self.stateDirectory = stateDirectory
         self.discoveryOnDemand = discoveryOnDemand
         self.mprisBusAddress = mprisBusAddress
+        self.pushListenAddress = pushListenAddress
     }
 }
 
@@ -51,6 +56,9 @@ public actor Supervisor {
     /// Media sessions shown on the desktop (MPRIS), when a session bus was given.
     var mpris: MPRISBridge?
     let book: OperatorBook
+    /// Each app's push credential, and the endpoint pushes arrive at (when configured).
+    let pushCredentials: PushCredentials
+    var pushEndpoint: PushEndpoint?
     private(set) var isShuttingDown = false
 
     /// More messages than this from one driver within a second is flooding.
@@ -70,17 +78,19 @@ public actor Supervisor {
         self.loop = loop
         self.fleet = DriverFleet(directories: configuration.driversDirectories)
         self.book = OperatorBook(stateDirectory: configuration.stateDirectory)
+        self.pushCredentials = PushCredentials(stateDirectory: configuration.stateDirectory)
     }
 
     /// Loads the manifests and the operator state; refused manifests are logged and listed, the
     /// others are ready to start on demand.
-    public func start() throws {
+    public func start() async throws {
         try FileManager.default.createDirectory(atPath: configuration.stateDirectory, withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
         try book.load()
         fleet.load()
         for problem in fleet.refused { logger.error("refused driver manifest \(problem)") }
         if let address = configuration.mprisBusAddress, mpris == nil { showSessionsOnTheDesktop(address) }
+        if let address = configuration.pushListenAddress, pushEndpoint == nil { await acceptPushes(at: address) }
         logger.info("\(fleet.records.count) driver(s) ready: \(fleet.records.map(\.manifest.protocolID).joined(separator: ", "))")
     }
 
@@ -89,6 +99,7 @@ public actor Supervisor {
         isShuttingDown = true
         pickers.closeAll()
         await mpris?.stop()
+        await pushEndpoint?.stop()
         for record in fleet.records {
             if let process = record.process { await stop(process, .supervisorShuttingDown) }
             record.cancelTimers(loop)

@@ -11,7 +11,8 @@ struct Status: SimpleCommand {
             let running = status.drivers.filter { $0.state == "running" }.count
             let failed = status.drivers.filter { $0.state.hasPrefix("failed") }.count
             var lines = ["mediarouted pid \(status.pid), up \(duration(status.uptimeSeconds)), socket \(status.socket)",
-                         "drivers: \(status.drivers.count) (\(running) running, \(failed) failed)", "active routes: \(status.routes.count)"]
+                         "drivers: \(status.drivers.count) (\(running) running, \(failed) failed)", "active routes: \(status.routes.count)",
+                         "pushes: \(status.pushAddress.map { "accepted on \($0)" } ?? "not accepted")"]
             if !status.routes.isEmpty { lines.append(table(routeHeader, status.routes.map(describeRoute))) }
             if !status.recentEvents.isEmpty { lines.append("recent events:\n" + status.recentEvents.map { "  " + $0 }.joined(separator: "\n")) }
             return lines.joined(separator: "\n")

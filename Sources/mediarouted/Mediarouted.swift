@@ -29,11 +29,21 @@ struct Mediarouted: AsyncParsableCommand {
     @Flag(name: .customLong("no-mpris"), help: "Show no media sessions on a session bus.")
     var noMPRIS = false
 
+    @Option(name: .customLong("push-listen"), help: "Where to accept pushes from app servers, IPV4:PORT (0: any free port). Default: 127.0.0.1:2197 (loopback only).")
+    var pushListen: String?
+
+    @Flag(name: .customLong("no-push"), help: "Accept no pushes.")
+    var noPush = false
+
     @Option(name: .customLong("connections-per-user"), help: "Control-socket connections one user may hold open at once; more are refused with a sentence.")
     var connectionsPerUser: Int = ControlServer.defaultConnectionsPerUser
 
     func validate() throws {
         guard connectionsPerUser >= 1 else { throw ValidationError("--connections-per-user must be 1 or more, not \(connectionsPerUser)") }
+        if let pushListen, PushListenAddress(pushListen) == nil {
+            throw ValidationError("--push-listen must be a numeric IPv4 address and a port, e.g. 127.0.0.1:2197, not \"\(pushListen)\"")
+        }
+        if noPush && pushListen != nil { throw ValidationError("--push-listen and --no-push contradict each other; pass one") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown log level \"\(logLevel)\"; use trace, debug, info, notice, warning, error or critical") }
         if directories.isEmpty { throw ValidationError("no drivers directory: pass --drivers-dir DIR or set MEDIAROUTE_DRIVERS_DIRS") }
         for directory in directories {
@@ -69,8 +79,9 @@ struct Mediarouted: AsyncParsableCommand {
         let signals: SignalPipe
         do { signals = try SignalPipe([SIGTERM, SIGINT, SIGHUP]) } catch { throw ValidationError("cannot watch signals: \(error)") }
         let mpris = noMPRIS ? nil : (mprisBus ?? ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"]).flatMap { $0.isEmpty ? nil : $0 }
+        let push = noPush ? nil : pushListen.flatMap(PushListenAddress.init) ?? .standard
         let supervisor = Supervisor(configuration: SupervisorConfiguration(driversDirectories: directories, stateDirectory: resolvedStateDirectory,
-                                                                           mprisBusAddress: mpris),
+                                                                           mprisBusAddress: mpris, pushListenAddress: push),
                                     logger: logger)
         try await supervisor.start()
         let path = socket ?? SocketLocation.defaultPath

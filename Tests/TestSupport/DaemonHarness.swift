@@ -26,7 +26,9 @@ public final class DaemonHarness: @unchecked Sendable {
         daemon = try ChildProcess(executable: Self.binary("mediarouted"),
                                   arguments: ["--drivers-dir", drivers.drivers, "--state-dir", drivers.state, "--socket", socket] + arguments
                                       // Never the desktop's own session bus, unless the test gives one.
-                                      + (arguments.contains("--mpris-bus") ? [] : ["--no-mpris"]),
+                                      + (arguments.contains("--mpris-bus") ? [] : ["--no-mpris"])
+                                      // Pushes on a free port, so that daemons of tests side by side never collide.
+                                      + (arguments.contains("--push-listen") || arguments.contains("--no-push") ? [] : ["--push-listen", "127.0.0.1:0"]),
                                   standardOutput: log, standardError: log)
         try await waitUntil("daemon socket") { (try? UnixSocket.connect(path: self.socket)).map { close($0); return true } ?? false }
     }

@@ -11,8 +11,12 @@ package enum Control {
             package let drivers: [DriverReport]
             package let routes: [RouteDescription]
             package let recentEvents: [String]
-            package init(pid: Int32, uptimeSeconds: Int, socket: String, drivers: [DriverReport], routes: [RouteDescription], recentEvents: [String]) {
+            /// Where the push endpoint listens (`HOST:PORT`); absent when it does not.
+            package let pushAddress: String?
+            package init(pid: Int32, uptimeSeconds: Int, socket: String, drivers: [DriverReport], routes: [RouteDescription], recentEvents: [String],
+                         pushAddress: String? = nil) {
                 (self.pid, self.uptimeSeconds, self.socket, self.drivers, self.routes, self.recentEvents) = (pid, uptimeSeconds, socket, drivers, routes, recentEvents)
+                self.pushAddress = pushAddress
             }
         }
         package typealias Result = Report
