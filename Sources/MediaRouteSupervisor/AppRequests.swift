@@ -74,6 +74,8 @@ enum AppRequests {
                 connection.post(ToApp.SessionState(session: session, state: state))
             case .sessionEnded(let session, let owner, let state, let error) where owner == app.id:
                 connection.post(ToApp.SessionEnded(session: session, state: state, error: error))
+            case .pushToStartToken(let application, let token) where application == app.applicationIdentifier:
+                connection.post(ToApp.PushToStartTokenChanged(token: token))
             case .remoteCommand(let route, let command, let streamOwners) where streamOwners.contains(client):
                 connection.post(ToApp.RemoteCommand(route: route, command: command))
             case .data(let route, let session, let protocolID, let application, let sessionOwner, let data):

@@ -25,6 +25,7 @@ enum ControlRequests {
         }
         on(Control.ListDrivers.self) { _, _ in .init(drivers: await supervisor.driverStatuses().map(\.report)) }
         on(Control.ListRoutes.self) { _, _ in .init(routes: await supervisor.activeRoutes()) }
+        on(Control.NowPlaying.self) { _, _ in .init(sessions: await supervisor.nowPlaying()) }
         on(Control.OpenPicker.self, forApps: true) { _, incoming in
             let box = PickerBox()
             // An app's picker lists only the protocols it declared (its MDESupportedProtocols).

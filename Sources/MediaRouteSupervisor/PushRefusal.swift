@@ -27,6 +27,10 @@ public struct PushRefusal: Error, Sendable, Equatable, CustomStringConvertible {
         case badTimestamp = "BadTimestamp"
         case malformedPayload = "MalformedPayload"
         case requestTimeout = "RequestTimeout"
+        /// The app's extension could not take the push (the attributes do not decode, it refused).
+        case sessionRefused = "SessionRefused"
+        /// A start to a session's token, or an update or end to a push-to-start token.
+        case wrongTokenForEvent = "WrongTokenForEvent"
 
         /// The HTTP status APNs answers with it (ours: the closest one).
         public var status: Int {

@@ -42,6 +42,9 @@ final class RemoteSessionTable {
     /// The session the desktop's controls reach under the stable MPRIS name.
     var primary: String?
     private var nextKey = 1
+    /// The push tokens of the sessions that ended last.
+    private var retiredTokens: [String] = []
+    static let retiredTokensKept = 256
 
     subscript(key: String) -> Entry? { entries.first { $0.key == key } }
 
@@ -62,7 +65,12 @@ final class RemoteSessionTable {
     func remove(_ entry: Entry) {
         entries.removeAll { $0 === entry }
         if primary == entry.key { primary = nil }
+        retiredTokens.append(entry.pushToken)
+        if retiredTokens.count > Self.retiredTokensKept { retiredTokens.removeFirst() }
     }
+
+    /// Whether `token` was an ended session's (a push to it is answered "unregistered", as APNs does).
+    func retired(_ token: String) -> Bool { retiredTokens.contains(token) }
 
     /// 32 random bytes in hex, from the kernel's CSPRNG (`getrandom`, as Swift's system generator is on Linux).
     static func makeToken() -> String {

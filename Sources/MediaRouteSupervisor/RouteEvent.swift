@@ -21,4 +21,6 @@ enum RouteEvent: Sendable {
     /// A button on the device of `route`, for the clients whose sample streams play there.
     case remoteCommand(route: String, command: MediaRemoteCommand, streamOwners: Set<ClientID>)
     case data(route: String, session: String, protocolID: String, application: String, sessionOwner: ClientID?, data: Base64Payload)
+    /// An app's push-to-start token was replaced.
+    case pushToStartToken(application: String, token: String)
 }

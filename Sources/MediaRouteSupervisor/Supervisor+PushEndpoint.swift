@@ -28,7 +28,10 @@ extension Supervisor {
     /// `application`'s push credential for its server, made (or with `rotate` replaced) if needed.
     func pushCredential(for application: String, rotate: Bool) throws(RPCError) -> String {
         let credential = try pushCredentials.credential(for: application, rotate: rotate)
-        if rotate { logger.notice("replaced the push credential of \(application); its old one no longer works") }
+        if rotate {
+            try rotatePushToStartToken(of: application)
+            logger.notice("replaced the push credential and the push-to-start token of \(application); the old ones no longer work")
+        }
         return credential
     }
 }

@@ -58,6 +58,8 @@ public actor Supervisor {
     let book: OperatorBook
     /// Each app's push credential, and the endpoint pushes arrive at (when configured).
     let pushCredentials: PushCredentials
+    /// Each app's push-to-start token, kept across restarts as its server keeps it.
+    let pushToStartTokens: AppSecretStore
     var pushEndpoint: PushEndpoint?
     private(set) var isShuttingDown = false
 
@@ -79,6 +81,8 @@ public actor Supervisor {
         self.fleet = DriverFleet(directories: configuration.driversDirectories)
         self.book = OperatorBook(stateDirectory: configuration.stateDirectory)
         self.pushCredentials = PushCredentials(stateDirectory: configuration.stateDirectory)
+        self.pushToStartTokens = AppSecretStore(path: (configuration.stateDirectory as NSString).appendingPathComponent("push-to-start-tokens.json"),
+                                                what: "push-to-start tokens")
     }
 
     /// Loads the manifests and the operator state; refused manifests are logged and listed, the

@@ -164,13 +164,13 @@ final class ExtensionHost<Extension: RemoteMediaSessionExtension> {
     // MARK: Attributes
 
     /// Attributes from JSON as a push carries them (dates as ISO 8601 text).
-    static func decode<Attributes: Decodable>(_ value: JSONValue) throws(RPCError) -> Attributes {
+    static func decode<Attributes: Decodable>(_ value: JSONValue) throws(MediaDeviceError) -> Attributes {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
         do {
             return try decoder.decode(Attributes.self, from: Data(JSONWriter.encode(value)))
         } catch {
-            throw RPCError.invalidParams("the attributes do not decode as \(Attributes.self): \(AttributesCoding.sentence(error))")
+            throw MediaDeviceError(.sessionFailed, "the attributes do not decode as \(Attributes.self): \(AttributesCoding.sentence(error))")
         }
     }
 }

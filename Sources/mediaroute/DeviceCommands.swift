@@ -47,3 +47,22 @@ struct Sessions: SimpleCommand {
         options.output(result) { result.routes.isEmpty ? "no active routes" : table(routeHeader, result.routes.map(describeRoute)) }
     }
 }
+
+struct NowPlaying: SimpleCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "nowplaying",
+        abstract: "List what plays: apps' remote sessions and the media sessions on routes, as the desktop's media controls show them.")
+    @OptionGroup var options: GlobalOptions
+    func run() async throws {
+        let result = try await once(Control.NowPlaying())
+        options.output(result) {
+            guard !result.sessions.isEmpty else { return "nothing plays" }
+            return table(["KIND", "APP", "ID", "TITLE", "STATUS", "POSITION", "DEVICES", "MPRIS"], result.sessions.map { entry in
+                let position = entry.position.map { p in entry.duration.map { "\(Int(p))/\(Int($0)) s" } ?? "\(Int(p)) s" } ?? "-"
+                let title = [entry.title, entry.artist].compactMap { $0 }.joined(separator: " — ")
+                return [entry.kind.rawValue + (entry.systemPrimary ? " (primary)" : ""), entry.application ?? "-", entry.id, title.isEmpty ? "-" : title,
+                        entry.status, position, entry.devices.joined(separator: ", "), entry.mprisName ?? "-"]
+            })
+        }
+    }
+}

@@ -57,7 +57,7 @@ struct RemoteSessionTestBed {
         try await SupervisorHarness.run { harness in
             try harness.addRemoteExtension(application: application, environment: environment, idleExitMilliseconds: idleExitMilliseconds)
             let socket = harness.root + "/mediarouted.sock"
-            let supervisor = try await harness.start(mprisBusAddress: mprisBusAddress)
+            let supervisor = try await harness.start(mprisBusAddress: mprisBusAddress, pushListenAddress: PushListenAddress(host: "127.0.0.1", port: 0))
             let server = try await ControlServer.start(path: socket, supervisor: supervisor, logger: harness.log.logger)
             defer { server.close() }
             let controller = AVSystemRouteController(configuration: .init(applicationIdentifier: application, supportedProtocols: [], socketPath: socket))
@@ -77,6 +77,39 @@ struct RemoteSessionTestBed {
     func isMade(_ id: String) async -> Bool { await supervisor.remoteSession(application: Self.application, id: id)?.isMade == true }
 
     var extensionStatus: DriverStatus? { get async { await harness.status("org.test.nowplaying") } }
+
+    // MARK: Pushes, sent as a server sends them: with the real curl
+
+    struct Answer: CustomStringConvertible {
+        let status: Int
+        let body: String
+        var reason: String? { (try? JSONReader.parse(Array(body.utf8)))?.objectValue?["reason"]?.stringValue }
+        var message: String { (try? JSONReader.parse(Array(body.utf8)))?.objectValue?["message"]?.stringValue ?? "" }
+        var description: String { "\(status) \(body)" }
+    }
+
+    /// POSTs `aps` to `token` with the app's topic and credential (or those given).
+    func push(_ aps: JSONValue, to token: String, application: String = Self.application, credential: String? = nil) async throws -> Answer {
+        let address = try #require(await supervisor.pushAddress)
+        var secret = credential
+        if secret == nil { secret = try await supervisor.pushCredential(for: application, rotate: false) }
+        let run = try await CapturedCommand.run("/usr/bin/curl", [
+            "-sS", "--http1.1", "--max-time", "10", "-o", "-", "-w", "\n%{http_code}",
+            "-H", "apns-topic: \(application).push-type.nowplaying", "-H", "apns-push-type: nowplaying", "-H", "authorization: bearer \(secret ?? "")",
+            "--data-binary", String(decoding: JSONWriter.encode(["aps": aps]), as: UTF8.self), "http://\(address)/3/device/\(token)",
+        ], timeout: .seconds(20))
+        let lines = run.output.split(separator: "\n", omittingEmptySubsequences: false)
+        return Answer(status: Int(lines.last ?? "") ?? 0, body: lines.dropLast().joined(separator: "\n"))
+    }
+
+    /// The `aps` of a push: `attributes` as JSON from the app's own type.
+    static func aps(_ event: String, _ attributes: SpeakerAttributes, timestamp: Int) throws -> JSONValue {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        return ["event": .string(event), "timestamp": .integer(Int64(timestamp)), "attributes": try JSONReader.parse(Array(try encoder.encode(attributes)))]
+    }
+
+    func startToken() async throws -> String { try await supervisor.pushToStartToken(of: Self.application) }
 
     /// The commands the extension passed to its "device", in order.
     var commands: [String] {

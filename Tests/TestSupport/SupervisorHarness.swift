@@ -87,9 +87,10 @@ public final class SupervisorHarness: @unchecked Sendable {
     }
 
     @discardableResult
-    public func start(discoveryOnDemand: Duration = .seconds(5), mprisBusAddress: String? = nil) async throws -> Supervisor {
+    public func start(discoveryOnDemand: Duration = .seconds(5), mprisBusAddress: String? = nil,
+                      pushListenAddress: PushListenAddress? = nil) async throws -> Supervisor {
         let configuration = SupervisorConfiguration(driversDirectories: [drivers], stateDirectory: state, discoveryOnDemand: discoveryOnDemand,
-                                                    mprisBusAddress: mprisBusAddress)
+                                                    mprisBusAddress: mprisBusAddress, pushListenAddress: pushListenAddress)
         let supervisor = Supervisor(configuration: configuration, logger: log.logger)
         try await supervisor.start()
         self.supervisor = supervisor

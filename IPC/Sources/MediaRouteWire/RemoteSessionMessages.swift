@@ -188,15 +188,17 @@ extension Control {
             package let position: Double?
             package let duration: Double?
             package let devices: [String]
+            /// The commands a remote session takes now.
+            package let commands: [String]
             package let systemPrimary: Bool
             package let pushToken: String?
             /// Its MPRIS bus name, when shown on a session bus.
             package let mprisName: String?
             package init(kind: Kind, application: String?, id: String, title: String?, artist: String?, status: String, position: Double?, duration: Double?,
-                         devices: [String], systemPrimary: Bool, pushToken: String?, mprisName: String?) {
+                         devices: [String], commands: [String], systemPrimary: Bool, pushToken: String?, mprisName: String?) {
                 (self.kind, self.application, self.id, self.title, self.artist, self.status, self.position, self.duration) =
                     (kind, application, id, title, artist, status, position, duration)
-                (self.devices, self.systemPrimary, self.pushToken, self.mprisName) = (devices, systemPrimary, pushToken, mprisName)
+                (self.devices, self.commands, self.systemPrimary, self.pushToken, self.mprisName) = (devices, commands, systemPrimary, pushToken, mprisName)
             }
         }
         package struct List: Codable, Sendable {
