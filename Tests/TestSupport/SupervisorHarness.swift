@@ -9,6 +9,7 @@ import Testing
 /// Collects log lines, for asserting what the supervisor told the operator.
 public final class LogCapture: Sendable {
     private let lines = Mutex<[String]>([])
+    public init() {}
     public var all: [String] { lines.withLock { $0 } }
     public func contains(_ text: String) -> Bool { all.contains { $0.contains(text) } }
 
