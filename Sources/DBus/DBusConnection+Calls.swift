@@ -136,9 +136,13 @@ extension DBusConnection {
         return reply.first?.bool ?? false
     }
 
-    /// Takes `name` on the bus; fails if someone else holds it (no queueing).
-    public func requestName(_ name: String) async throws(DBusError) {
-        let reply = try await call(destination: Self.bus, path: Self.busPath, interface: Self.bus, method: "RequestName", [.string(name), .uint32(4)])
+    /// Takes `name` on the bus; fails if someone else holds it (no queueing). `replacing` takes it
+    /// from an owner that allowed replacement, in one step (clients see one NameOwnerChanged from
+    /// the old owner to us); `allowingReplacement` lets another connection take it from us so.
+    public func requestName(_ name: String, replacing: Bool = false, allowingReplacement: Bool = false) async throws(DBusError) {
+        // DBUS_NAME_FLAG_ALLOW_REPLACEMENT 1, REPLACE_EXISTING 2, DO_NOT_QUEUE 4.
+        let flags: UInt32 = 4 | (replacing ? 2 : 0) | (allowingReplacement ? 1 : 0)
+        let reply = try await call(destination: Self.bus, path: Self.busPath, interface: Self.bus, method: "RequestName", [.string(name), .uint32(flags)])
         guard let result = reply.first?.uint32, result == 1 || result == 4 else {
             throw DBusError(name: "org.freedesktop.DBus.Error.NameTaken", message: "\(name) is owned by another connection")
         }

@@ -1,39 +1,40 @@
 import DBus
-import MediaRouteWire
 
-/// One route's media session as an MPRIS player on the session bus, so that the desktop's media
-/// controls (GNOME, KDE, `playerctl`) show it and control the device. A connection of its own:
-/// MPRIS players are told apart by bus name (`org.mpris.MediaPlayer2.mediaroute.<session>`), and
-/// each one's object is at /org/mpris/MediaPlayer2.
+/// One media session (a route's, or a remote media session) as an MPRIS player on the session
+/// bus, so that the desktop's media controls (GNOME, KDE, `playerctl`) show it and control it. A
+/// connection of its own: MPRIS players are told apart by bus name, and each one's object is at
+/// /org/mpris/MediaPlayer2.
 actor MPRISPlayer {
-    /// Where a player's buttons go: the supervisor, as if the operator asked.
-    struct Commands: Sendable {
-        let setPlayback: @Sendable (PlaybackChanges) async throws -> Void
-        let stop: @Sendable () async throws -> Void
-        let setVolume: @Sendable (Double) async throws -> Void
-    }
-
     static let path: DBusObjectPath = "/org/mpris/MediaPlayer2"
-    let busName: String
-    private let connection: DBusConnection
-    private var shown: MPRISState
-    private var shownAt: ContinuousClock.Instant
+    static let playerInterface = "org.mpris.MediaPlayer2.Player"
+    static let applicationInterface = "org.mpris.MediaPlayer2"
 
-    private init(connection: DBusConnection, busName: String, state: MPRISState) {
+    private(set) var busName: MPRISBusName
+    private let connection: DBusConnection
+    /// Where this session's track ids are: `<trackBase>/<n>` for its n-th track.
+    private let trackBase: DBusObjectPath
+    /// The item as given (its Can* before the commands limit them).
+    private(set) var item: MPRISItem
+    private(set) var commands: Commands
+    /// How many times the track key changed.
+    private var track = 0
+
+    private init(connection: DBusConnection, busName: MPRISBusName, trackBase: DBusObjectPath, item: MPRISItem, commands: Commands) {
         self.connection = connection
         self.busName = busName
-        shown = state
-        shownAt = .now
+        self.trackBase = trackBase
+        self.item = item
+        self.commands = commands
     }
 
-    /// Connects to the bus at `address`, exports the player and takes its name.
-    static func start(_ route: RouteDescription, address: String, commands: Commands) async throws(DBusError) -> MPRISPlayer {
+    /// Connects to the bus at `address`, exports the player and takes `busName`.
+    static func start(_ item: MPRISItem, commands: Commands, busName: MPRISBusName, trackBase: DBusObjectPath,
+                      address: String) async throws(DBusError) -> MPRISPlayer {
         let connection = try await DBusConnection.connect(address: address)
-        let player = MPRISPlayer(connection: connection, busName: "org.mpris.MediaPlayer2.mediaroute." + MPRISState.pathElement(route.session),
-                                 state: MPRISState(route: route))
+        let player = MPRISPlayer(connection: connection, busName: busName, trackBase: trackBase, item: item, commands: commands)
         do throws(DBusError) {
-            try await connection.export([player.application, player.playerInterface(commands)], at: path)
-            try await connection.requestName(player.busName)
+            try await connection.export([player.application, player.playerInterface], at: path)
+            try await connection.requestName(busName.rawValue, replacing: busName.isStable, allowingReplacement: busName.isStable)
         } catch {
             await connection.close()
             throw error
@@ -41,126 +42,66 @@ actor MPRISPlayer {
         return player
     }
 
-    /// Shows `route` as it is now: PropertiesChanged for what changed, Seeked for a jump.
-    func show(_ route: RouteDescription, playback: SessionPlayback? = nil) async {
-        // A state older than the one shown (a route description and a state may cross) does not replace it.
-        var chosen = playback ?? route.playback
-        if let current = shown.playback, (chosen?.revision ?? .min) < current.revision { chosen = current }
-        var newer = MPRISState(route: route, playback: chosen)
-        // Another URL on the same route is another track (a SetPosition for the old one is ignored).
-        newer.track = shown.track + (route.url == shown.route.url ? 0 : 1)
-        let changed = shown.changes(to: newer)
-        let jumped = shown.jumped(to: newer, elapsed: (ContinuousClock.now - shownAt).seconds)
-        shown = newer
-        shownAt = .now
-        if !changed.isEmpty { try? await connection.emitPropertiesChanged(path: Self.path, interface: "org.mpris.MediaPlayer2.Player", changed: changed) }
-        if jumped { try? await connection.emit(path: Self.path, interface: "org.mpris.MediaPlayer2.Player", signal: "Seeked", [.int64(newer.position)]) }
+    /// The track id MPRIS clients name the item shown by (in `SetPosition`).
+    var trackID: DBusObjectPath { trackBase.appending(String(track)) }
+
+    /// The item as the desktop sees it: Can* limited by the commands there are.
+    var shown: MPRISItem { commands.limiting(item) }
+
+    /// The Player properties that are signalled, as shown now.
+    private var signalled: [String: DBusValue] { shown.signalled(track: trackID, rates: commands.rates(for: item)) }
+
+    /// Shows `newer` with `commands`: PropertiesChanged for exactly what changed, Seeked for a jump.
+    func show(_ newer: MPRISItem, commands newerCommands: Commands) async {
+        let before = signalled
+        let jumped = item.jumped(to: newer)
+        let renamed = newer.identity != item.identity
+        if newer.trackKey != item.trackKey { track += 1 }
+        item = newer
+        commands = newerCommands
+        let changed = signalled.filter { before[$0.key] != $0.value }
+        if !changed.isEmpty { try? await connection.emitPropertiesChanged(path: Self.path, interface: Self.playerInterface, changed: changed) }
+        if renamed { try? await connection.emitPropertiesChanged(path: Self.path, interface: Self.applicationInterface, changed: ["Identity": .string(newer.identity)]) }
+        if jumped { await seeked() }
     }
 
-    /// A seek asked through MPRIS went through: clients hear where to (the device's own report
-    /// follows within a second).
-    private func sought(to seconds: Double) async {
-        try? await connection.emit(path: Self.path, interface: "org.mpris.MediaPlayer2.Player", signal: "Seeked", [.int64(MPRISState.microseconds(seconds))])
+    /// A seek asked through MPRIS went through: the position is the one asked for from now, and
+    /// clients hear where to (the session's own report follows).
+    func sought(to seconds: Double) async {
+        item.position = seconds
+        item.capturedAt = .now
+        await seeked()
     }
 
-    /// Shows a new playback state of the same route.
-    func update(_ playback: SessionPlayback) async {
-        await show(shown.route, playback: playback)
+    private func seeked() async {
+        try? await connection.emit(path: Self.path, interface: Self.playerInterface, signal: "Seeked", [.int64(MPRISItem.microseconds(item.position(at: .now)))])
     }
+
+    /// Moves the player to `name`: its current name is released first, then `name` taken (the
+    /// stable one from its holder in one step), so that it is never under two names. When `name`
+    /// cannot be taken, the player goes back to the name it had, and the error says why.
+    func rename(to name: MPRISBusName) async throws(DBusError) {
+        guard name != busName else { return }
+        let former = busName
+        _ = try? await connection.releaseName(former.rawValue)
+        do {
+            try await connection.requestName(name.rawValue, replacing: name.isStable, allowingReplacement: name.isStable)
+            busName = name
+        } catch {
+            try? await connection.requestName(former.rawValue, replacing: former.isStable, allowingReplacement: former.isStable)
+            throw error
+        }
+    }
+
+    var isConnected: Bool { get async { await connection.isConnected } }
+
+    /// Returns when the player's connection closed: by `close()`, or because the bus went away.
+    nonisolated func waitUntilDisconnected() async { await connection.waitUntilClosed() }
 
     /// Releases the name (before closing, so that a player for the same session made right after
     /// can take it), and the player leaves the desktop's controls.
     func close() async {
-        try? await connection.releaseName(busName)
+        try? await connection.releaseName(busName.rawValue)
         await connection.close()
-    }
-
-    private var state: MPRISState { shown }
-
-    // MARK: The two MPRIS interfaces
-
-    private nonisolated var application: DBusInterface {
-        DBusInterface("org.mpris.MediaPlayer2", methods: [
-            DBusMethod("Raise") { _ in [] },
-            DBusMethod("Quit") { _ in [] },
-        ], properties: [
-            DBusProperty("CanQuit", "b") { .boolean(false) },
-            DBusProperty("CanRaise", "b") { .boolean(false) },
-            DBusProperty("HasTrackList", "b") { .boolean(false) },
-            DBusProperty("Identity", "s") { [weak self] in .string(await self?.state.route.device.displayName ?? "MediaRoute") },
-            DBusProperty("SupportedUriSchemes", "as") { .array("s", []) },
-            DBusProperty("SupportedMimeTypes", "as") { .array("s", []) },
-        ])
-    }
-
-    private nonisolated func playerInterface(_ commands: Commands) -> DBusInterface {
-        let state = { @Sendable [weak self] () async -> MPRISState? in await self?.state }
-        /// What a command's failure says to the caller: the supervisor's sentence.
-        @Sendable func perform(_ body: () async throws -> Void) async throws(DBusError) {
-            do { try await body() } catch { throw DBusError(name: DBusError.failed, message: "\(error)") }
-        }
-        func run(_ body: @escaping @Sendable () async throws -> Void) -> @Sendable (DBusMethodCall) async throws(DBusError) -> [DBusValue] {
-            { _ throws(DBusError) in
-                try await perform(body)
-                return []
-            }
-        }
-        let unsupported = { (what: String) in
-            { @Sendable (_: DBusMethodCall) throws(DBusError) -> [DBusValue] in
-                throw DBusError(name: "org.mpris.MediaPlayer2.Error.NotSupported", message: "\(what): a route plays one item, with no next or previous")
-            }
-        }
-        return DBusInterface("org.mpris.MediaPlayer2.Player", methods: [
-            DBusMethod("Play", handler: run { try await commands.setPlayback(PlaybackChanges(isPlaying: true)) }),
-            DBusMethod("Pause", handler: run { try await commands.setPlayback(PlaybackChanges(isPlaying: false)) }),
-            DBusMethod("PlayPause", handler: run { try await commands.setPlayback(PlaybackChanges(isPlaying: !(await state()?.status.isPlaying ?? false))) }),
-            DBusMethod("Stop", handler: run { try await commands.stop() }),
-            DBusMethod("Next", handler: unsupported("Next")),
-            DBusMethod("Previous", handler: unsupported("Previous")),
-            DBusMethod("Seek", inputs: [DBusArgument("Offset", "x")]) { [weak self] call throws(DBusError) in
-                guard let offset = call.arguments.first?.int64 else { throw .invalidArguments("Seek takes an offset in microseconds") }
-                // Without a known length nothing can be sought: MPRIS has that do nothing.
-                guard let now = await state(), now.canSeek else { return [] }
-                let target = max(0, now.status.position + Double(offset) / 1_000_000)
-                try await perform { try await commands.setPlayback(PlaybackChanges(position: target)) }
-                await self?.sought(to: target)
-                return []
-            },
-            DBusMethod("SetPosition", inputs: [DBusArgument("TrackId", "o"), DBusArgument("Position", "x")]) { [weak self] call throws(DBusError) in
-                guard let track = call.arguments.first?.objectPath, let position = call.arguments.last?.int64, position >= 0 else {
-                    throw .invalidArguments("SetPosition takes a track id and a position in microseconds, not negative")
-                }
-                // A position meant for another track, past the end, or on media without a known
-                // length is ignored, as MPRIS asks.
-                let target = Double(position) / 1_000_000
-                guard let now = await state(), track == now.trackID, now.canSeek, target <= (now.status.timeRange?.upperBound ?? 0) else { return [] }
-                try await perform { try await commands.setPlayback(PlaybackChanges(position: target)) }
-                await self?.sought(to: target)
-                return []
-            },
-            DBusMethod("OpenUri", inputs: [DBusArgument("Uri", "s")], handler: unsupported("OpenUri")),
-        ], properties: [
-            DBusProperty("PlaybackStatus", "s") { .string(await state()?.playbackStatus ?? "Stopped") },
-            DBusProperty("Rate", "d", get: { .double(await state()?.rate ?? 1) }, set: { value throws(DBusError) in
-                guard let rate = value.double, rate.isFinite, rate >= 0 else { throw .invalidArguments("Rate is a number from 0 (pause) up") }
-                // 0 pauses, as MPRIS has it; the rest within the rates advertised.
-                let changes = rate == 0 ? PlaybackChanges(isPlaying: false) : PlaybackChanges(speed: Float(min(max(rate, MPRISState.rates.lowerBound), MPRISState.rates.upperBound)))
-                try await perform { try await commands.setPlayback(changes) }
-            }),
-            DBusProperty("Metadata", "a{sv}") { await state()?.metadata ?? .properties([:]) },
-            DBusProperty("Volume", "d", get: { .double(await state()?.volume ?? 1) }, set: { value throws(DBusError) in
-                guard let volume = value.double else { throw .invalidArguments("Volume is a number") }
-                try await perform { try await commands.setVolume(min(max(volume, 0), 1)) }
-            }),
-            DBusProperty("Position", "x") { .int64(await state()?.position ?? 0) },
-            DBusProperty("MinimumRate", "d") { .double(MPRISState.rates.lowerBound) },
-            DBusProperty("MaximumRate", "d") { .double(MPRISState.rates.upperBound) },
-            DBusProperty("CanGoNext", "b") { .boolean(false) },
-            DBusProperty("CanGoPrevious", "b") { .boolean(false) },
-            DBusProperty("CanPlay", "b") { .boolean(true) },
-            DBusProperty("CanPause", "b") { .boolean(true) },
-            DBusProperty("CanSeek", "b") { .boolean(await state()?.canSeek ?? false) },
-            DBusProperty("CanControl", "b") { .boolean(true) },
-        ], signals: [DBusSignalDescription("Seeked", arguments: [DBusArgument("Position", "x")])])
     }
 }

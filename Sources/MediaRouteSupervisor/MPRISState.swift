@@ -2,82 +2,55 @@ import DBus
 import Foundation
 import MediaRouteWire
 
-/// What one route's media session shows the desktop through MPRIS, as D-Bus values: built from the
-/// route and its playback state, compared with the last one shown to say what changed.
+/// One route's media session as the desktop is shown it: the route, its playback state and when
+/// that state came, made into the `MPRISItem` its player shows.
 struct MPRISState: Equatable {
     var route: RouteDescription
     /// The session's playback, newer than the route's when a state came on its own.
     var playback: SessionPlayback?
+    /// When `playback` came: where its position was captured.
+    var receivedAt: ContinuousClock.Instant
 
-    /// How many times the URL on the route changed: each is another track for MPRIS.
-    var track = 0
-
-    /// The rates advertised (MinimumRate, MaximumRate); a device's own are kept within them.
-    static let rates = 0.5...2.0
-
-    init(route: RouteDescription, playback: SessionPlayback? = nil) {
+    init(route: RouteDescription, playback: SessionPlayback? = nil, at instant: ContinuousClock.Instant = .now) {
         self.route = route
         self.playback = playback ?? route.playback
+        receivedAt = instant
+    }
+
+    /// This session with a newer route description or state. A state older than the one shown (a
+    /// route description and a state may cross) does not replace it, nor the time it came.
+    func taking(_ route: RouteDescription, playback: SessionPlayback? = nil, at instant: ContinuousClock.Instant = .now) -> MPRISState {
+        var chosen = playback ?? route.playback
+        if let current = self.playback, (chosen?.revision ?? .min) < current.revision { chosen = current }
+        return MPRISState(route: route, playback: chosen, at: chosen == self.playback ? receivedAt : instant)
     }
 
     var status: PlaybackStatus { playback?.status ?? PlaybackStatus() }
 
-    /// The object path naming the track: the session's, so a `SetPosition` for an older one is ignored.
-    var trackID: DBusObjectPath { DBusObjectPath("/org/mediaroute/session/\(MPRISState.pathElement(route.session))/\(track)") }
+    /// Where the session's track ids are (a URL on the route is a track: `<base>/<n>` for the n-th).
+    var trackBase: DBusObjectPath { DBusObjectPath("/org/mediaroute/session/\(Self.pathElement(route.session))") }
 
-    var rate: Double { status.speed > 0 ? min(max(Double(status.speed), Self.rates.lowerBound), Self.rates.upperBound) : 1 }
-
-    /// `Playing`, `Paused` or `Stopped`, as MPRIS spells them.
-    var playbackStatus: String {
-        if status.isPlaying { return "Playing" }
-        return status.state == .paused ? "Paused" : "Stopped"
-    }
-
-    /// The position in microseconds, MPRIS's unit.
-    var position: Int64 { Self.microseconds(status.position) }
-
-    /// Seconds as MPRIS's microseconds; what a driver reports is not trusted to fit (a lying one
-    /// must not crash the supervisor): negative or not finite is 0, and beyond a million hours stops there.
-    static func microseconds(_ seconds: Double) -> Int64 {
-        guard seconds.isFinite, seconds > 0 else { return 0 }
-        return Int64((min(seconds, 3.6e9) * 1_000_000).rounded())
-    }
-
-    var volume: Double { Double(route.volume ?? status.volume) }
-
-    var canSeek: Bool { status.timeRange != nil }
-
-    /// Title (the URL's last part when the device says none), artist, album, art, length and URL.
-    var metadata: DBusValue {
+    /// What the player shows: the device's title (the URL's last part when it says none), the
+    /// device's volume, seeking where the length is known; a route plays one item, so no next or
+    /// previous.
+    var item: MPRISItem {
         let meta = status.metadata
-        var members: [String: DBusValue] = ["mpris:trackid": .objectPath(trackID)]
         let fallback = route.url.flatMap { $0.split(separator: "/").last.map(String.init)?.removingPercentEncoding } ?? route.device.displayName
-        members["xesam:title"] = .string(meta.title ?? fallback)
-        if let artist = meta.artist { members["xesam:artist"] = .array("s", [.string(artist)]) }
-        if let album = meta.album { members["xesam:album"] = .string(album) }
-        if let art = meta.artworkURL { members["mpris:artUrl"] = .string(art) }
-        if let url = route.url { members["xesam:url"] = .string(url) }
-        if let range = status.timeRange, Self.microseconds(range.upperBound) > 0 { members["mpris:length"] = .int64(Self.microseconds(range.upperBound)) }
-        return .properties(members)
-    }
-
-    /// The Player properties that are signalled when they change (Position is not: clients ask, and
-    /// a jump is signalled by Seeked).
-    var signalled: [String: DBusValue] {
-        ["PlaybackStatus": .string(playbackStatus), "Metadata": metadata, "Volume": .double(volume), "Rate": .double(rate),
-         "CanSeek": .boolean(canSeek)]
-    }
-
-    /// What `newer` shows differently from this.
-    func changes(to newer: MPRISState) -> [String: DBusValue] {
-        let before = signalled
-        return newer.signalled.filter { before[$0.key] != $0.value }
-    }
-
-    /// A position that did not follow from playing on since the last one: a seek.
-    func jumped(to newer: MPRISState, elapsed: Double) -> Bool {
-        let expected = status.position + (status.isPlaying ? elapsed * Double(status.speed) : 0)
-        return route.session == newer.route.session && abs(newer.status.position - expected) > 1.5
+        let speed = Double(status.speed)
+        var item = MPRISItem(identity: route.device.displayName, title: meta.title ?? fallback)
+        item.artists = meta.artist.map { [$0] } ?? []
+        item.album = meta.album
+        item.artURL = meta.artworkURL
+        item.url = route.url
+        item.length = status.timeRange?.upperBound
+        item.status = status.isPlaying ? .playing : status.state == .paused ? .paused : .stopped
+        item.position = status.position.isFinite ? status.position : 0
+        item.capturedAt = receivedAt
+        item.rate = speed > 0 ? min(max(speed, MPRISItem.settableRates.lowerBound), MPRISItem.settableRates.upperBound) : 1
+        item.volume = Double(route.volume ?? status.volume)
+        item.canSeek = status.timeRange != nil
+        item.trackKey = route.url ?? ""
+        return item
     }
 
     /// A D-Bus name or path element from any text: letters, digits and `_` only, not led by a digit.

@@ -7,10 +7,14 @@ extension Supervisor {
         // Weakly: the players' exported methods must not keep a stopped supervisor alive.
         let weak = WeakSupervisor(self)
         let bridge = MPRISBridge(address: address, logger: logger) { session in
-            MPRISPlayer.Commands(
-                setPlayback: { changes in _ = try await weak.supervisor?.setPlayback(session: session, changes, by: .operator) },
+            let set = { @Sendable (changes: PlaybackChanges) in _ = try await weak.supervisor?.setPlayback(session: session, changes, by: .operator) }
+            return MPRISPlayer.Commands(
+                play: { try await set(PlaybackChanges(isPlaying: true)) },
+                pause: { try await set(PlaybackChanges(isPlaying: false)) },
                 stop: { try await weak.supervisor?.stopSession(session: session, by: .operator) },
-                setVolume: { level in _ = try await weak.supervisor?.volume(session, .set(level)) })
+                seek: { seconds in try await set(PlaybackChanges(position: seconds)) },
+                setVolume: { level in _ = try await weak.supervisor?.volume(session, .set(level)) },
+                setRate: { rate in try await set(PlaybackChanges(speed: Float(rate))) })
         }
         mpris = bridge
         _ = subscribe { event in bridge.take(event) }

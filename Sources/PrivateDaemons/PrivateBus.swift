@@ -4,15 +4,17 @@ import MediaRouteIPC
 
 /// A private `dbus-daemon` for one test: its own socket in a temporary directory, started in the
 /// foreground so the test owns its PID, stopped by that PID. Never the machine's own bus.
-public final class PrivateBus: @unchecked Sendable {
+public final class PrivateBus: @unchecked Sendable {  // its daemon changes only in init, restart and stop, called by one task at a time
     public enum Kind: String, Sendable { case system, session }
 
     public let directory: URL
     public let address: String
-    private let process: ChildProcess
+    private let config: URL
+    /// The daemon running now (another after `restart`); used by one task at a time, as a test's bus is.
+    private var process: ChildProcess
     /// The read end of the daemon's standard output, open until `stop` so that it never writes
     /// into a closed pipe.
-    private let output: Int32
+    private var output: Int32
     private var stopped = false
 
     public init(kind: Kind = .system) throws {
@@ -20,8 +22,7 @@ public final class PrivateBus: @unchecked Sendable {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let socket = directory.appendingPathComponent("bus.sock").path
         address = "unix:path=\(socket)"
-        let config = directory.appendingPathComponent("bus.conf")
-        var ends: [Int32] = [-1, -1]
+        config = directory.appendingPathComponent("bus.conf")
         do {
             try """
             <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
@@ -30,6 +31,20 @@ public final class PrivateBus: @unchecked Sendable {
             <policy context="default"><allow user="*"/><allow own="*"/><allow send_destination="*"/>
             <allow receive_sender="*"/></policy></busconfig>
             """.write(to: config, atomically: true, encoding: .utf8)
+            (process, output) = try Self.launch(config: config, socket: socket)
+        } catch {
+            // Nothing started: leave nothing behind either.
+            try? FileManager.default.removeItem(at: directory)
+            throw error
+        }
+    }
+
+    /// Starts `dbus-daemon` on `config` and returns once it listens on `socket`, with the read end
+    /// of its standard output.
+    private static func launch(config: URL, socket: String) throws -> (ChildProcess, Int32) {
+        var ends: [Int32] = [-1, -1]
+        let process: ChildProcess
+        do {
             guard clh_pipe_cloexec(&ends) == 0 else { throw PrivateDaemonError("cannot make a pipe for dbus-daemon: errno \(errno)") }
             let devNull = open("/dev/null", O_WRONLY | O_CLOEXEC)
             defer { close(devNull) }
@@ -37,19 +52,40 @@ public final class PrivateBus: @unchecked Sendable {
                                        arguments: ["--config-file=\(config.path)", "--nofork", "--nopidfile", "--print-address"],
                                        standardOutput: ends[1], standardError: devNull)
         } catch {
-            // Nothing started: leave nothing behind either.
             ends.filter { $0 >= 0 }.forEach { close($0) }
-            try? FileManager.default.removeItem(at: directory)
             throw error
         }
-        output = ends[0]
         close(ends[1])
         // The daemon prints its address once it listens. Its socket file appears earlier, at
         // bind(): a client connecting between the two is refused.
-        guard Self.waitForLine(from: output, within: 5_000) else {
-            stop()
+        guard waitForLine(from: ends[0], within: 5_000) else {
+            kill(process.pid, SIGTERM)
+            _ = process.waitForExit()
+            close(ends[0])
             throw PrivateDaemonError("dbus-daemon did not print its address within 5 s (listening on \(socket))")
         }
+        return (process, ends[0])
+    }
+
+    /// Stops the daemon by PID and starts another at the same address, as a bus restarted under
+    /// its clients: every connection to the old one is dropped, new ones reach the new one.
+    public func restart() throws {
+        precondition(!stopped, "a stopped bus is not restarted")
+        kill(process.pid, SIGTERM)
+        _ = process.waitForExit()
+        close(output)
+        do {
+            (process, output) = try Self.launch(config: config, socket: String(address.dropFirst("unix:path=".count)))
+        } catch {
+            stopped = true
+            try? FileManager.default.removeItem(at: directory)
+            throw error
+        }
+    }
+
+    /// `restart` from async code (waiting for the daemons blocks).
+    public func restartFromTask() async throws {
+        try await onThreadOfItsOwn { try self.restart() }
     }
 
     /// True once a whole line has come from `fd`; false if none came within `milliseconds` or the

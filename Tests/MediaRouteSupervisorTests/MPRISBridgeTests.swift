@@ -132,19 +132,31 @@ struct MPRISBridgeTests {
                              volume: 0.5, muted: false, streams: nil)
         }
         let shown = MPRISState(route: route(status, revision: 1))
-        #expect(shown.metadata.properties?["xesam:title"]?.string == "Late Film.mkv")
-        #expect(shown.trackID == "/org/mediaroute/session/_1st_session/0")
+        let item = shown.item, track = shown.trackBase.appending("0")
+        #expect(item.metadata(track: track).properties?["xesam:title"]?.string == "Late Film.mkv")
+        #expect(track == "/org/mediaroute/session/_1st_session/0")
         // What a lying driver reports cannot trap the conversion to microseconds.
-        #expect(MPRISState.microseconds(1e300) == 3_600_000_000_000_000 && MPRISState.microseconds(-5) == 0 && MPRISState.microseconds(.nan) == 0)
-        #expect(shown.playbackStatus == "Playing" && shown.position == 10_000_000 && shown.volume == 0.5 && !shown.canSeek)
+        #expect(MPRISItem.microseconds(1e300) == 3_600_000_000_000_000 && MPRISItem.microseconds(-5) == 0 && MPRISItem.microseconds(.nan) == 0)
+        #expect(item.status == .playing && MPRISItem.microseconds(item.position) == 10_000_000 && item.volume == 0.5 && !item.canSeek)
+        #expect(item.identity == "Den TV" && !item.canGoNext && !item.canGoPrevious)
+        // Playing on, the position moves on at the rate.
+        #expect(abs(item.position(at: shown.receivedAt + .seconds(2)) - 12) < 1e-9)
+        func changed(_ before: MPRISItem, _ after: MPRISItem) -> [String] {
+            let old = before.signalled(track: track, rates: MPRISItem.settableRates)
+            return after.signalled(track: track, rates: MPRISItem.settableRates).filter { old[$0.key] != $0.value }.keys.sorted()
+        }
         // Playing on by two seconds is no jump; paused and moved on by a minute is a seek.
         var later = status
         later.position = 12
-        #expect(shown.changes(to: MPRISState(route: route(later, revision: 2))).isEmpty)
-        #expect(!shown.jumped(to: MPRISState(route: route(later, revision: 2)), elapsed: 2))
+        let playedOn = shown.taking(route(later, revision: 2), at: shown.receivedAt + .seconds(2)).item
+        #expect(changed(item, playedOn).isEmpty)
+        #expect(!item.jumped(to: playedOn))
         (later.isPlaying, later.state, later.position) = (false, .paused, 72)
-        let paused = MPRISState(route: route(later, revision: 3))
-        #expect(shown.changes(to: paused).keys.sorted() == ["PlaybackStatus"])
-        #expect(shown.jumped(to: paused, elapsed: 2))
+        let paused = shown.taking(route(later, revision: 3), at: shown.receivedAt + .seconds(2)).item
+        #expect(changed(item, paused) == ["PlaybackStatus"])
+        #expect(item.jumped(to: paused))
+        // A state older than the one shown does not replace it, nor when it came.
+        let crossed = shown.taking(route(later, revision: 0), at: shown.receivedAt + .seconds(5))
+        #expect(crossed.playback?.revision == 1 && crossed.receivedAt == shown.receivedAt)
     }
 }
