@@ -15,7 +15,8 @@ struct MPRISBusName: Hashable, Sendable, CustomStringConvertible {
     }
 
     static func remoteSession(_ key: String) -> MPRISBusName {
-        MPRISBusName(rawValue: stable.rawValue + ".remote_" + MPRISState.pathElement(key), isStable: false)
+        // The key is the supervisor's own (digits): after "remote_" it makes a valid name element.
+        MPRISBusName(rawValue: stable.rawValue + ".remote_" + String(MPRISState.pathElement("_" + key).dropFirst()), isStable: false)
     }
 
     var description: String { rawValue }

@@ -22,6 +22,8 @@ final class RemoteSessionTable {
         var isMade = false
         /// The extension held it and crashed: it is made again when the extension restarts.
         var needsRemaking = false
+        /// The extension making it now: what else needs it made waits for this.
+        var making: Task<Void, any Error>?
         /// The artwork shown, by the id the extension gave it, and the file it was written to.
         var artwork: (id: String, file: String)?
 
@@ -56,7 +58,7 @@ final class RemoteSessionTable {
 
     /// A new session with a fresh key and push token.
     func add(application: String, id: String, attributes: JSONValue, timestamp: Double) -> Entry {
-        let entry = Entry(key: "remote\(nextKey)", application: application, id: id, pushToken: Self.makeToken(), attributes: attributes, timestamp: timestamp)
+        let entry = Entry(key: "\(nextKey)", application: application, id: id, pushToken: Self.makeToken(), attributes: attributes, timestamp: timestamp)
         nextKey += 1
         entries.append(entry)
         return entry

@@ -22,7 +22,7 @@ extension Supervisor {
     }
 }
 
-private final class WeakSupervisor: Sendable {
+final class WeakSupervisor: Sendable {
     weak let supervisor: Supervisor?
     init(_ supervisor: Supervisor) { self.supervisor = supervisor }
 }

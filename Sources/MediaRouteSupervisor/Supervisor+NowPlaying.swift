@@ -12,7 +12,7 @@ extension Supervisor {
                 kind: .remote, application: entry.application, id: entry.id, title: content?.title, artist: content?.artist,
                 status: state?.playback?.state.rawValue ?? "stopped", position: state?.playback?.position(at: now), duration: content?.duration,
                 devices: state?.devices.map(\.name) ?? [], commands: state?.commands.map(\.rawValue) ?? [], systemPrimary: remote.primary == entry.key,
-                pushToken: entry.pushToken, mprisName: mpris.map { _ in MPRISBridge.busName(remote: entry.key, primary: remote.primary == entry.key) })
+                pushToken: entry.pushToken, mprisName: mpris.map { _ in (remote.primary == entry.key ? MPRISBusName.stable : .remoteSession(entry.key)).rawValue })
         }
         let routeEntries = routes.all.compactMap { route -> Control.NowPlaying.Entry? in
             let shown = route.description
@@ -22,7 +22,7 @@ extension Supervisor {
                 kind: .route, application: shown.application, id: shown.session, title: status.metadata.title ?? shown.url, artist: status.metadata.artist,
                 status: status.isPlaying ? "playing" : status.state == .paused ? "paused" : "stopped", position: status.position,
                 duration: status.timeRange?.upperBound, devices: [shown.device.displayName], commands: [], systemPrimary: false, pushToken: nil,
-                mprisName: mpris.map { _ in MPRISBridge.busName(route: shown.session) })
+                mprisName: mpris.map { _ in MPRISBusName.routeSession(shown.session).rawValue })
         }
         return remoteEntries + routeEntries
     }

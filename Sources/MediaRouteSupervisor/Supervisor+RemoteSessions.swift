@@ -32,7 +32,7 @@ extension Supervisor {
         }
         let entry = remote.add(application: application, id: id, attributes: attributes, timestamp: origin.timestamp)
         do {
-            try await make(entry, with: record)
+            try await ensureMade(entry, by: record)
         } catch {
             if remote[entry.key] === entry { remote.remove(entry) }
             scheduleIdleExit(record)
@@ -86,7 +86,10 @@ extension Supervisor {
         if let needed = command.command.needs, entry.state?.enables(needed) != true {
             throw MediaDeviceError(.unsupported, "the remote session \"\(entry.id)\" of \(entry.application) does not take \(needed.rawValue) now")
         }
-        try await call(try remoteExtension(of: entry.application), command)
+        let record = try remoteExtension(of: entry.application)
+        // An extension restarting after a crash gets the session back before its commands.
+        try await ensureMade(entry, by: record)
+        try await call(record, command)
     }
 
     // MARK: The extension's lifecycle
@@ -97,7 +100,7 @@ extension Supervisor {
         guard case .remoteMediaExtension(let application) = record.manifest.kind else { return }
         for entry in remote.entries(of: application) where entry.needsRemaking {
             do {
-                try await make(entry, with: record)
+                try await ensureMade(entry, by: record)
                 logger.info("remote session \"\(entry.id)\" of \(application) made again by its restarted extension")
             } catch {
                 if remote[entry.key] === entry { end(entry, reason: "its extension could not make it again: \(error)") }
@@ -153,6 +156,17 @@ extension Supervisor {
             throw MediaDeviceError(.deviceNotFound, "\(application) has no remote session \"\(id)\"")
         }
         return entry
+    }
+
+    /// Has the extension make the session unless it holds it; one making at a time, which the
+    /// others wait for.
+    private func ensureMade(_ entry: RemoteSessionTable.Entry, by record: DriverRecord) async throws {
+        if entry.isMade { return }
+        if let making = entry.making { return try await making.value }
+        let making = Task { try await self.make(entry, with: record) }
+        entry.making = making
+        defer { entry.making = nil }
+        try await making.value
     }
 
     /// Has the extension make the session from its attributes, then sends it the attributes that
