@@ -132,13 +132,15 @@ struct PushEndpointTests {
 
     /// A client that sends part of a request and stops is answered 408 at the deadline and closed.
     @Test func aSlowClientIsAnsweredAtTheDeadline() async throws {
-        try await PushTestBed.run(limits: PushEndpoint.Limits(requestDeadline: .milliseconds(300))) { bed in
+        try await PushTestBed.run(limits: PushEndpoint.Limits(requestDeadline: .seconds(2))) { bed in
+            // 2 s: a loaded machine may take a while between the connect and the first bytes, and a
+            // connection that sent nothing by its deadline is closed without an answer.
             let head = "POST /3/device/\(PushTestBed.token) HTTP/1.1\r\nhost: x\r\ncontent-length: 100\r\n\r\n{\"aps\":"
             let started = ContinuousClock.now
             let answer = try await bed.raw(Array(head.utf8))
             #expect(answer.hasPrefix("HTTP/1.1 408"), "\(answer)")
             #expect(answer.contains("the request did not arrive whole within"))
-            #expect(ContinuousClock.now - started < .seconds(5), "closed by the endpoint, not by the reader giving up")
+            #expect(ContinuousClock.now - started < .seconds(8), "closed by the endpoint, not by the reader giving up (at 10 s)")
             #expect(bed.pushes.isEmpty)
         }
     }
