@@ -104,7 +104,8 @@ enum ControlRequests {
             return NoResult()
         }
         on(Control.PushCredential.self) { request, _ in
-            .init(application: request.application, credential: try await supervisor.pushCredential(for: request.application, rotate: request.rotate ?? false))
+            let credential = try await supervisor.pushCredential(for: request.application, rotate: request.rotate ?? false)
+            return .init(application: request.application, credential: credential, pushToStartToken: try await supervisor.pushToStartToken(of: request.application))
         }
     }
 }

@@ -21,3 +21,21 @@ struct PushCredentialCommand: SimpleCommand {
         options.output(issued) { issued.credential }
     }
 }
+
+/// Prints an app's push-to-start token: where its server sends `start` pushes (the app reads the
+/// same from `RemoteMediaSession.pushToStartToken`).
+struct PushTokenCommand: SimpleCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "token",
+        abstract: "Print the push-to-start token an app's server sends start pushes to (made if the app has none).")
+
+    @OptionGroup var options: GlobalOptions
+
+    @Argument(help: "The app's identifier.")
+    var app: String
+
+    func run() async throws {
+        let issued = try await once(Control.PushCredential(application: app, rotate: false))
+        options.output(issued) { issued.pushToStartToken }
+    }
+}

@@ -122,6 +122,29 @@ struct RemoteSessionTests {
         }
     }
 
+    @Test func anExtensionThatKeepsCrashingIsGivenUpAndItsSessionsEnd() async throws {
+        try await RemoteSessionTestBed.run { bed in
+            _ = try await RemoteMediaSession.start(attributes: SpeakerAttributes.playing("doomed"), controller: bed.controller)
+            // The budget: 5 restarts within 60 s; the sixth crash spends it.
+            for crash in 1...6 {
+                let pid = try #require(await bed.extensionStatus?.pid, "crash \(crash)")
+                try await bed.harness.waitUntil("session made in pid \(pid)") { await bed.isMade("doomed") }
+                kill(pid, SIGKILL)
+                bed.harness.mustBeGone(pid)
+                try await bed.harness.waitUntil("after crash \(crash)") {
+                    guard let status = await bed.extensionStatus else { return false }
+                    if case .failed = status.state { return true }
+                    return status.pid != nil && status.pid != pid
+                }
+            }
+            guard case .failed(let why)? = await bed.extensionStatus?.state else { Issue.record("the extension is not failed"); return }
+            #expect(why.contains("6 crashes within 60 s"), "\(why)")
+            #expect(await bed.shown("doomed") == nil)
+            #expect(try await RemoteMediaSession<SpeakerAttributes>.sessions(controller: bed.controller).isEmpty)
+            #expect(bed.harness.log.contains("remote session \"doomed\" of org.test.speaker-app ended: its extension org.test.nowplaying"))
+        }
+    }
+
     @Test func theAppHasAPushToStartToken() async throws {
         try await RemoteSessionTestBed.run { bed in
             var updates = await RemoteMediaSession<SpeakerAttributes>.pushToStartTokenUpdates(controller: bed.controller).makeAsyncIterator()

@@ -8,7 +8,11 @@ extension Control {
         package struct Issued: Codable, Sendable {
             package let application: String
             package let credential: String
-            package init(application: String, credential: String) { (self.application, self.credential) = (application, credential) }
+            /// The app's push-to-start token (§11.6): where a server sends `start` pushes.
+            package let pushToStartToken: String
+            package init(application: String, credential: String, pushToStartToken: String) {
+                (self.application, self.credential, self.pushToStartToken) = (application, credential, pushToStartToken)
+            }
         }
         package typealias Result = Issued
         package static let method = "push.credential"
