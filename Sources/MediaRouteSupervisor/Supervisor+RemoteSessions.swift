@@ -133,7 +133,8 @@ extension Supervisor {
     /// What an extension reports.
     func extensionHandlers(_ id: String) -> RPCHandlers {
         var handlers = RPCHandlers()
-        report(FromExtension.State.self, from: id, into: &handlers) { supervisor, report, record in
+        report(FromExtension.State.self, from: id, into: &handlers) { supervisor, report, record throws(RPCError) in
+            if let problem = report.state.problem { throw .invalidParams("remote.state: \(problem)") }
             // A state for a session that just ended is dropped quietly: the extension may not know yet.
             guard let entry = supervisor.remote[report.session], entry.isMade,
                   record.manifest.kind == .remoteMediaExtension(application: entry.application) else { return }
@@ -175,6 +176,10 @@ extension Supervisor {
         var sent = entry.attributes
         let made = try await call(record, ToExtension.Session(session: entry.key, attributes: sent, pushToken: entry.pushToken))
         guard remote[entry.key] === entry else { throw MediaDeviceError(.sessionFailed, "the remote session \"\(entry.id)\" was ended while its extension made it") }
+        if let problem = made.state.problem {
+            violation(record.id, "remote.session: \(problem)")
+            throw MediaDeviceError(.sessionFailed, "the extension \(record.id) answered with a state it may not: \(problem)")
+        }
         entry.isMade = true
         entry.needsRemaking = false
         show(entry, made.state, from: record)
@@ -204,6 +209,10 @@ extension Supervisor {
         }
     }
 
+    /// Where the artwork shown lives: emptied when the supervisor starts and stops, since remote
+    /// sessions do not outlive it.
+    var artworkDirectory: String { (configuration.stateDirectory as NSString).appendingPathComponent("artwork") }
+
     /// The largest artwork taken from an extension.
     static let maximumArtwork = 4 << 20
 
@@ -224,7 +233,7 @@ extension Supervisor {
             return
         }
         guard remote[entry.key] === entry, entry.artwork?.id == artwork else { return }
-        let directory = (configuration.stateDirectory as NSString).appendingPathComponent("artwork")
+        let directory = artworkDirectory
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         // A new name for each picture: desktops cache art by URL.
         let file = (directory as NSString).appendingPathComponent("\(entry.key)-\(RemoteSessionTable.makeToken().prefix(16)).\(suffix)")

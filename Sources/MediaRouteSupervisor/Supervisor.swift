@@ -91,6 +91,7 @@ public actor Supervisor {
         try FileManager.default.createDirectory(atPath: configuration.stateDirectory, withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
         try book.load()
+        try? FileManager.default.removeItem(atPath: artworkDirectory)
         fleet.load()
         for problem in fleet.refused { logger.error("refused driver manifest \(problem)") }
         if let address = configuration.mprisBusAddress, mpris == nil { showSessionsOnTheDesktop(address) }
@@ -108,6 +109,7 @@ public actor Supervisor {
             if let process = record.process { await stop(process, .supervisorShuttingDown) }
             record.cancelTimers(loop)
         }
+        try? FileManager.default.removeItem(atPath: artworkDirectory)
     }
 
     // MARK: Clients and events

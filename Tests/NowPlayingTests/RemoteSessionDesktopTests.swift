@@ -64,6 +64,7 @@ struct RemoteSessionDesktopTests {
             try await bed.harness.waitUntil("the pushed title") { (try? await playerctl(bus, ["-p", "mediaroute", "metadata", "title"])) == "From The Server" }
             try await session.end()
             try await bed.harness.waitUntil("no player") { (try? await playerctl(bus, ["-l"])) == "No players found" }
+            #expect(!FileManager.default.fileExists(atPath: try #require(URL(string: shownArt)).path), "the artwork file goes with the session")
         }
     }
 

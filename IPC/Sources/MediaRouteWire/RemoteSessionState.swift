@@ -73,6 +73,22 @@ package struct RemoteSessionState: Codable, Sendable, Equatable {
     }
 
     package func enables(_ command: RemoteCommandName) -> Bool { commands.contains(command) }
+
+    /// The most devices a session may name, and the longest text of any member, in bytes: what a
+    /// supervisor keeps of an extension is bounded whatever it sends.
+    package static let maximumDevices = 32
+    package static let maximumText = 1024
+
+    /// Why this state cannot be taken, if it cannot: too many devices or too long a text.
+    package var problem: String? {
+        if devices.count > Self.maximumDevices { return "a remote session names \(devices.count) devices, more than \(Self.maximumDevices)" }
+        let texts = [content?.id, content?.title, content?.artist, content?.album, content?.artwork, content?.kind].compactMap { $0 }
+            + devices.flatMap { [$0.id, $0.name, $0.type] }
+        if let long = texts.first(where: { $0.utf8.count > Self.maximumText }) {
+            return "a remote session's state has a text of \(long.utf8.count) bytes, more than \(Self.maximumText)"
+        }
+        return nil
+    }
 }
 
 /// A command a remote session may take, as the wire names it.
