@@ -93,6 +93,9 @@ final class ControlClient: Sendable {
         let app = client.app.withLock { $0 }
         defer { if let app { context.apps.release(app.applicationIdentifier) } }
         let subscription = await AppRequests.forwardEvents(to: connection, client: client.id, app: app, supervisor: context.supervisor)
+        if let app, let token = await context.supervisor.existingPushToStartToken(of: app.applicationIdentifier) {
+            connection.post(ToApp.PushToStartTokenChanged(token: token))
+        }
         _ = await connection.waitUntilClosed()
         await context.supervisor.unsubscribe(subscription)
         for picker in client.pickers.withLock({ $0 }) { await context.supervisor.closePicker(picker) }

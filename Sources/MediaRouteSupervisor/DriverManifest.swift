@@ -135,8 +135,8 @@ public struct DriverManifest: Sendable, Hashable {
         guard let identifier = object["identifier"]?.stringValue, UTType(exportedAs: identifier).isWellFormed else {
             throw problem("\"identifier\" must be a reverse-DNS identifier naming the extension, such as org.example.player.nowplaying")
         }
-        guard let application = object["application"]?.stringValue, !application.isEmpty, application.utf8.count <= 255 else {
-            throw problem("\"application\" must name the app whose remote sessions the extension makes (its applicationIdentifier, 1 to 255 bytes)")
+        guard let application = object["application"]?.stringValue, PushRequest.isApplicationIdentifier(application) else {
+            throw problem("\"application\" must name the app whose remote sessions the extension makes (its applicationIdentifier: 1 to 255 bytes, without spaces or control characters)")
         }
         guard let displayName = object["description"]?.stringValue, !displayName.isEmpty, displayName.count <= 64 else {
             throw problem("\"description\" must be 1 to 64 characters")

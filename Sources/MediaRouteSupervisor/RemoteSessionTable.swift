@@ -24,8 +24,23 @@ final class RemoteSessionTable {
         var needsRemaking = false
         /// The extension making it now: what else needs it made waits for this.
         var making: Task<Void, any Error>?
+        /// A state the extension sent while making it (after its answer, so newer than the answer's).
+        var stateWhileMaking: RemoteSessionState?
         /// The artwork shown, by the id the extension gave it, and the file it was written to.
         var artwork: (id: String, file: String)?
+        /// The artwork asked of the extension now, and the one wanted next (one fetch at a time).
+        var artworkFetching: String?
+        var artworkWanted: String?
+
+        /// Updates sent, and the last of them whose attributes were kept.
+        private var updatesSent = 0
+        var keptUpdate = 0
+
+        /// Numbers an update about to be sent.
+        func nextUpdate() -> Int {
+            updatesSent += 1
+            return updatesSent
+        }
 
         init(key: String, application: String, id: String, pushToken: String, attributes: JSONValue, timestamp: Double) {
             (self.key, self.application, self.id, self.pushToken, self.attributes, self.timestamp) = (key, application, id, pushToken, attributes, timestamp)
@@ -52,13 +67,18 @@ final class RemoteSessionTable {
 
     func entry(application: String, id: String) -> Entry? { entries.first { $0.application == application && $0.id == id } }
 
-    func entry(pushToken: String) -> Entry? { entries.first { $0.pushToken == pushToken } }
+    /// Every token compared in full (`RandomToken.same`), whichever matches.
+    func entry(pushToken: String) -> Entry? {
+        var found: Entry?
+        for entry in entries where RandomToken.same(entry.pushToken, pushToken) { found = entry }
+        return found
+    }
 
     func entries(of application: String) -> [Entry] { entries.filter { $0.application == application } }
 
     /// A new session with a fresh key and push token.
     func add(application: String, id: String, attributes: JSONValue, timestamp: Double) -> Entry {
-        let entry = Entry(key: "\(nextKey)", application: application, id: id, pushToken: Self.makeToken(), attributes: attributes, timestamp: timestamp)
+        let entry = Entry(key: "\(nextKey)", application: application, id: id, pushToken: RandomToken.make(), attributes: attributes, timestamp: timestamp)
         nextKey += 1
         entries.append(entry)
         return entry
@@ -72,13 +92,7 @@ final class RemoteSessionTable {
     }
 
     /// Whether `token` was an ended session's (a push to it is answered "unregistered", as APNs does).
-    func retired(_ token: String) -> Bool { retiredTokens.contains(token) }
-
-    /// 32 random bytes in hex, from the kernel's CSPRNG (`getrandom`, as Swift's system generator is on Linux).
-    static func makeToken() -> String {
-        var generator = SystemRandomNumberGenerator()
-        return (0..<4).map { _ in String(format: "%016llx", generator.next() as UInt64) }.joined()
-    }
+    func retired(_ token: String) -> Bool { retiredTokens.reduce(false) { $0 || RandomToken.same($1, token) } }
 
     /// The attributes' `id`, checked: an object with a string id of 1 to 256 bytes, at most
     /// `maximumAttributes` encoded. The error names what is wrong.

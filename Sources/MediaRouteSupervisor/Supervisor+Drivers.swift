@@ -52,17 +52,18 @@ extension Supervisor {
             record.startTask = nil
             record.phase = .refused(error.message)
             record.lastExit = "refused at the handshake"
-            logger.error("driver \(record.id) refused: \(error.message)")
-            throw MediaDeviceError(.driverFailed, "driver \(record.id) is refused: \(error.message)")
+            logger.error("\(record.manifest.kindName) \(record.id) refused: \(error.message)")
+            remoteExtensionGaveUp(record, "is refused: \(error.message)")
+            throw MediaDeviceError(.driverFailed, "\(record.manifest.kindName) \(record.id) is refused: \(error.message)")
         } catch {
             // Cleared before the restart is scheduled, so the restart starts afresh instead of
             // joining this failed start.
             record.startTask = nil
             let reason = "could not start: \(error)"
-            logger.error("driver \(record.id) \(reason)")
+            logger.error("\(record.manifest.kindName) \(record.id) \(reason)")
             record.lastExit = reason
             crashed(record, reason: reason)
-            throw MediaDeviceError(.driverFailed, "driver \(record.id) \(reason)")
+            throw MediaDeviceError(.driverFailed, "\(record.manifest.kindName) \(record.id) \(reason)")
         }
         record.startTask = nil
         record.phase = .running(process)
@@ -155,11 +156,12 @@ extension Supervisor {
         case .giveUp(let count):
             let why = "\(count) crashes within \(record.manifest.restart.period.milliseconds / 1000) s, the last: \(reason)"
             record.phase = .failed(why)
-            logger.critical("driver \(record.id) failed: \(why); it stays down until `mediaroute enable \(record.id)`")
+            logger.critical("\(record.manifest.kindName) \(record.id) failed: \(why); it stays down until `mediaroute enable \(record.id)`")
+            remoteExtensionGaveUp(record, "failed: \(why)")
         case .restart(let delay):
             record.restarts += 1
             record.phase = .backingOff(until: .now + delay)
-            logger.notice("restarting driver \(record.id) in \(delay.milliseconds) ms (restart \(record.restarts))")
+            logger.notice("restarting \(record.manifest.kindName) \(record.id) in \(delay.milliseconds) ms (restart \(record.restarts))")
             let id = record.id
             record.restartTimer = loop.schedule(after: delay) { [self] in
                 assumeIsolated { supervisor in

@@ -17,6 +17,7 @@ extension Supervisor {
             if let process = record.process { await stop(process, .disabledByOperator) }
             record.cancelTimers(loop)
         }
+        endOrphanedRemoteSessions()
         if !pickers.isEmpty {
             for record in fleet.drivers where isEligible(record) && record.process == nil { await startDiscovery(record) }
         }

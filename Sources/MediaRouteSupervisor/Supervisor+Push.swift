@@ -41,6 +41,10 @@ extension Supervisor {
         try pushToStartTokens.secret(for: application)
     }
 
+    /// `application`'s push-to-start token if it has one, made nowhere: an app that connects hears
+    /// it, since it may have been replaced while the app was away.
+    func existingPushToStartToken(of application: String) -> String? { try? pushToStartTokens.all()[application] }
+
     /// Replaces `application`'s push-to-start token with a new one (the old one is no longer
     /// valid) and tells the app; done with its push credential.
     func rotatePushToStartToken(of application: String) throws(RPCError) {
@@ -52,7 +56,7 @@ extension Supervisor {
     private func startTokenOwner(_ token: String) throws(PushRefusal) -> String? {
         let tokens: [String: String]
         do { tokens = try pushToStartTokens.all() } catch { throw PushRefusal(.internalServerError, error.message) }
-        return tokens.first { AppSecretStore.same(Array($0.value.utf8), Array(token.utf8)) }?.key
+        return tokens.first { RandomToken.same($0.value, token) }?.key
     }
 
     /// What a session's side refused, as the push's answer: the extension's own failures are the

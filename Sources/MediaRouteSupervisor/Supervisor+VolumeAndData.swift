@@ -95,6 +95,9 @@ extension Supervisor {
 
     /// A connection went away: its streams stop, the routes it activated end, and so do the
     /// sessions it started.
+    /// Connected clients the supervisor has not yet seen leave.
+    var connectedClients: Int { routes.clients.count }
+
     func clientLeft(_ owner: ClientID, name: String) async {
         routes.clients.remove(owner)
         stopStreams(ownedBy: owner)

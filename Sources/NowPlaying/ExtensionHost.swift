@@ -52,18 +52,20 @@ final class ExtensionHost<Extension: RemoteMediaSessionExtension> {
     private func make(_ request: ToExtension.Session) async throws -> RemoteSessionState {
         let attributes: Extension.Attributes = try Self.decode(request.attributes)
         guard let token = Data(hex: request.pushToken) else { throw RPCError.invalidParams("remote.session: \"pushToken\" must be hex") }
+        // A second request for the same key replaces the first's session (the supervisor makes it
+        // again after a doubt), and the token is known from the start: `session(_:)` may read it.
+        end(request.session)
+        ExtensionRuntime.began(attributes.id, token: token)
         let session: Extension.Session
         do {
             session = try await remoteExtension.session(attributes)
         } catch {
+            ExtensionRuntime.ended(attributes.id)
             throw MediaDeviceError(.sessionFailed, "the extension could not make the session \"\(attributes.id)\": \(error)")
         }
-        // A second request for the same key replaces the first's session (the supervisor remakes after a doubt).
-        end(request.session)
         let shown = RemoteSessionState(of: session)
         generations += 1
         sessions[request.session] = Held(session: session, generation: generations, shown: shown)
-        ExtensionRuntime.began(session.id, token: token)
         watch(request.session)
         return shown
     }

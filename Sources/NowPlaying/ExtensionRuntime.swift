@@ -52,14 +52,12 @@ enum ExtensionRuntime {
 
     static func pushToken(of session: String) -> Data? { tokens[session] }
 
+    /// The token now, if known, and each one after: a stream asked for before its session is made
+    /// waits for it; it ends with the session.
     static func pushTokenUpdates(of session: String) -> AsyncStream<Data> {
         let (stream, continuation) = AsyncStream<Data>.makeStream()
-        if let token = tokens[session] {
-            continuation.yield(token)
-            tokenWatchers[session, default: []].append(continuation)
-        } else {
-            continuation.finish()
-        }
+        if let token = tokens[session] { continuation.yield(token) }
+        tokenWatchers[session, default: []].append(continuation)
         return stream
     }
 

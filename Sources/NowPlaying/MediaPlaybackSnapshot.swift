@@ -2,6 +2,8 @@ import Foundation
 
 /// Whether a session plays, and where it was at a moment: the system moves the position on from
 /// `elapsedTime` at `timestamp` at the playing rate, so a session need not report every second.
+/// A playing rate should be finite and not 0, and `defaultPlaybackRate` above 0: where they are
+/// not, the desktop is shown the default rate (or 1) instead, rather than the extension trapping.
 public struct MediaPlaybackSnapshot: Equatable, Sendable {
     public enum PlaybackState: Equatable, Sendable {
         case buffering

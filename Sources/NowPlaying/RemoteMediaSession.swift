@@ -13,8 +13,9 @@ import MediaRouteWire
 @MainActor
 public final class RemoteMediaSession<Attributes: RemoteMediaSessionAttributes>: Identifiable {
     public nonisolated let id: String
-    /// Whether this session is the one the desktop's controls reach by the stable MPRIS name
-    /// `org.mpris.MediaPlayer2.mediaroute`, as far as this app asked.
+    /// Whether this app asked, through this object, that the session be the one the desktop's
+    /// controls reach by the stable MPRIS name `org.mpris.MediaPlayer2.mediaroute`. It is not told
+    /// when another app asks later and takes the name (`mediaroute nowplaying` says who has it).
     public private(set) var isSystemPrimary = false
     private let controller: AVSystemRouteController
 

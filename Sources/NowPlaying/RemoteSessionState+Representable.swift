@@ -13,16 +13,19 @@ extension RemoteSessionState {
 
 extension RemoteSessionState.Playback {
     init(_ snapshot: MediaPlaybackSnapshot) {
+        // Rates that cannot be (not finite; 0 while playing; a default of 0 or less) are shown
+        // as the default rate, or 1.
+        let given = snapshot.defaultPlaybackRate
+        let defaultRate = given.isFinite && given > 0 ? Double(decimal: given) : 1
         let state: State, rate: Double
         switch snapshot.state {
-        case .playing(let playing): (state, rate) = (.playing, Double(decimal: playing))
+        case .playing(let playing): (state, rate) = (.playing, playing.isFinite && playing != 0 ? Double(decimal: playing) : defaultRate)
         case .paused: (state, rate) = (.paused, 0)
         case .buffering: (state, rate) = (.buffering, 0)
         case .interrupted: (state, rate) = (.interrupted, 0)
         case .stopped: (state, rate) = (.stopped, 0)
         }
-        self.init(state: state, rate: rate, defaultRate: Double(decimal: snapshot.defaultPlaybackRate), elapsed: snapshot.elapsedTime,
-                  timestamp: snapshot.timestamp?.timeIntervalSince1970)
+        self.init(state: state, rate: rate, defaultRate: defaultRate, elapsed: snapshot.elapsedTime, timestamp: snapshot.timestamp?.timeIntervalSince1970)
     }
 }
 

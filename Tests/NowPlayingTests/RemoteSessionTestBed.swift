@@ -51,11 +51,23 @@ struct RemoteSessionTestBed {
     let supervisor: Supervisor
     let controller: AVSystemRouteController
     var commandLog: String { harness.root + "/commands.log" }
+    /// While this file exists, the wrapped extension does not start.
+    var brokenFlag: String { harness.root + "/broken" }
 
-    static func run(environment: [String: String] = [:], idleExitMilliseconds: Int = 30_000, mprisBusAddress: String? = nil,
+    /// `wrapped`: the extension is started through a shell script that refuses to start it while
+    /// the file `RemoteSessionTestBed.brokenFlag` exists (a restart that fails).
+    static func run(environment: [String: String] = [:], idleExitMilliseconds: Int = 30_000, mprisBusAddress: String? = nil, wrapped: Bool = false,
                     _ body: (RemoteSessionTestBed) async throws -> Void) async throws {
         try await SupervisorHarness.run { harness in
-            try harness.addRemoteExtension(application: application, environment: environment, idleExitMilliseconds: idleExitMilliseconds)
+            var executable: String?
+            if wrapped {
+                executable = harness.root + "/extension.sh"
+                let script = "#!/bin/sh\n[ -e '\(harness.root)/broken' ] && { echo 'extension: broken on purpose' >&2; exit 3; }\nexec '\(SupervisorHarness.testRemoteExtension)' \"$@\"\n"
+                try Data(script.utf8).write(to: URL(fileURLWithPath: harness.root + "/extension.sh"))
+                chmod(harness.root + "/extension.sh", 0o755)
+            }
+            try harness.addRemoteExtension(application: application, environment: environment, idleExitMilliseconds: idleExitMilliseconds,
+                                           executable: executable)
             let socket = harness.root + "/mediarouted.sock"
             let supervisor = try await harness.start(mprisBusAddress: mprisBusAddress, pushListenAddress: PushListenAddress(host: "127.0.0.1", port: 0))
             let server = try await ControlServer.start(path: socket, supervisor: supervisor, logger: harness.log.logger)

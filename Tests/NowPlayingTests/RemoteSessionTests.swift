@@ -2,6 +2,7 @@ import AVSystemRouting
 import Foundation
 import MediaDevice
 import MediaRouteIPC
+import MediaRouteWire
 @testable import MediaRouteSupervisor
 import NowPlaying
 import Testing
@@ -32,6 +33,9 @@ struct RemoteSessionTests {
 
             let fetched = try await RemoteMediaSession<SpeakerAttributes>.sessions(controller: bed.controller)
             #expect(fetched.map(\.id) == ["A1B2"])
+            // The extension's session read its push token in `session(_:)`: the one the app lists.
+            let token = try #require(try await bed.controller.request(App.RemoteSessions()).sessions.first?.pushToken)
+            #expect((try? String(contentsOfFile: bed.commandLog + ".tokens", encoding: .utf8)) == "token A1B2 \(token)\n")
 
             let pid = try #require(await bed.extensionStatus?.pid)
             try await session.end()
@@ -153,6 +157,11 @@ struct RemoteSessionTests {
             let hex = token.map { String(format: "%02x", $0) }.joined()
             #expect(try await bed.controller.request(App.PushToStartToken()).token == hex, "the same each time")
             #expect(await RemoteMediaSession<SpeakerAttributes>.pushToStartToken(controller: bed.controller) == token)
+            // The operator rotates the app's credential: the token is replaced, and the app hears it.
+            _ = try await bed.supervisor.pushCredential(for: RemoteSessionTestBed.application, rotate: true)
+            let rotated = try #require(await updates.next())
+            #expect(rotated != token && rotated.count == 32)
+            #expect(await RemoteMediaSession<SpeakerAttributes>.pushToStartToken(controller: bed.controller) == rotated)
         }
     }
 }

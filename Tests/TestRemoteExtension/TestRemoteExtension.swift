@@ -14,8 +14,15 @@ struct TestRemoteExtension: RemoteMediaSessionExtension {
         if attributes.id == ProcessInfo.processInfo.environment["REFUSE_SESSION"] {
             throw SpeakerError(message: "the speaker refuses session \(attributes.id)")
         }
-        return SpeakerSession(attributes: attributes)
+        let session = SpeakerSession(attributes: attributes)
+        // As a real extension registers its session's token with its server: in `$COMMAND_LOG.tokens`.
+        if let token = session.pushToken { SpeakerSession.log("token \(attributes.id) \(token.hex)", to: ".tokens") }
+        return session
     }
+}
+
+extension Data {
+    var hex: String { map { String(format: "%02x", $0) }.joined() }
 }
 
 struct SpeakerError: Error, CustomStringConvertible {
@@ -122,9 +129,9 @@ final class SpeakerSession: RemoteMediaSessionRepresentable {
 
     private func device(_ line: String) { Self.log(line) }
 
-    /// The "device": a line per command in `$COMMAND_LOG`.
-    static func log(_ line: String) {
-        guard let path = ProcessInfo.processInfo.environment["COMMAND_LOG"],
+    /// The "device": a line per command in `$COMMAND_LOG` (or the file beside it with `suffix`).
+    static func log(_ line: String, to suffix: String = "") {
+        guard let path = ProcessInfo.processInfo.environment["COMMAND_LOG"].map({ $0 + suffix }),
               let file = FileHandle(forWritingAtPath: path) ?? (FileManager.default.createFile(atPath: path, contents: nil) ? FileHandle(forWritingAtPath: path) : nil) else { return }
         file.seekToEndOfFile()
         file.write(Data((line + "\n").utf8))

@@ -72,12 +72,12 @@ public final class SupervisorHarness: @unchecked Sendable {
     /// Writes a manifest for the test NowPlaying extension making `application`'s remote sessions;
     /// it logs the commands it takes to `commandLog` (its "device").
     public func addRemoteExtension(application: String, identifier: String = "org.test.nowplaying", commandLog: String? = nil,
-                                   environment: [String: String] = [:], idleExitMilliseconds: Int = 30_000) throws {
+                                   environment: [String: String] = [:], idleExitMilliseconds: Int = 30_000, executable: String? = nil) throws {
         var variables: [String: String] = ["SWIFT_BACKTRACE": "enable=no", "COMMAND_LOG": commandLog ?? root + "/commands.log"]
         variables.merge(environment) { $1 }
         let manifest: JSONValue = [
             "extensionPoint": "org.mediaroute.nowplaying.remote-media", "identifier": .string(identifier), "application": .string(application),
-            "description": "Test remote sessions", "executable": .string(Self.testRemoteExtension),
+            "description": "Test remote sessions", "executable": .string(executable ?? Self.testRemoteExtension),
             "restart": ["intensity": 5, "periodSeconds": 60, "initialBackoffMilliseconds": 20, "maximumBackoffMilliseconds": 200],
             "timeouts": ["heartbeatIntervalMilliseconds": 1000, "heartbeatTimeoutMilliseconds": 2000, "requestMilliseconds": 5000,
                          "idleExitMilliseconds": .integer(Int64(idleExitMilliseconds))],
