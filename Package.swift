@@ -81,6 +81,9 @@ let package = Package(
         // app's sample ring or from a URL played here, in the device's format.
         .target(name: "PCMPlayback", dependencies: ["MediaDevice", "MediaCodecs", "MediaRouteIPC", "CLinuxHelpers"]),
 
+        // The connections a SwiftNIO server has open, bounded and closed with it (DLNA, DACP, pushes).
+        .target(name: "OpenChannels", dependencies: [.product(name: "NIOCore", package: "swift-nio")]),
+
         // RTP (RFC 3550) with the Opus (RFC 7587) and H.264 (RFC 6184) payload formats.
         .target(name: "RTP"),
 
@@ -99,7 +102,7 @@ let package = Package(
         // The supervisor as a library (testable in-process), and its thin executable.
         .target(
             name: "MediaRouteSupervisor",
-            dependencies: ["MediaDevice", "MediaRouteIPC", "CLinuxHelpers", "DBus", .product(name: "Logging", package: "swift-log"),
+            dependencies: ["MediaDevice", "MediaRouteIPC", "CLinuxHelpers", "DBus", "OpenChannels", .product(name: "Logging", package: "swift-log"),
                            // The push endpoint: HTTP/1.1 on NIO.
                            .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
                            .product(name: "NIOHTTP1", package: "swift-nio")]
@@ -143,7 +146,7 @@ let package = Package(
         // (on SwiftNIO), and the driver for MediaRenderers.
         .target(
             name: "UPnP",
-            dependencies: ["MediaRouteIPC", "PCMPlayback", "CLibXML2", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+            dependencies: ["MediaRouteIPC", "PCMPlayback", "CLibXML2", "OpenChannels", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
                            .product(name: "NIOHTTP1", package: "swift-nio")],
             path: "Protocols/DLNA/UPnP"
         ),
@@ -170,7 +173,7 @@ let package = Package(
         // HTTP server published as iTunes_Ctrl_<DACP-ID> in _dacp._tcp.
         .target(
             name: "DACP",
-            dependencies: ["AvahiDiscovery", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+            dependencies: ["AvahiDiscovery", "OpenChannels", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
                            .product(name: "NIOHTTP1", package: "swift-nio")],
             path: "Protocols/AirPlay/DACP"
         ),

@@ -1,6 +1,7 @@
 import Glibc
 import Logging
 import NIOCore
+import OpenChannels
 import NIOHTTP1
 import NIOPosix
 
@@ -34,9 +35,9 @@ public final class PushEndpoint: Sendable {
     /// The address it listens on, with the port it got.
     public let address: PushListenAddress
     private let listener: any Channel
-    private let connections: PushConnections
+    private let connections: OpenChannels
 
-    private init(address: PushListenAddress, listener: any Channel, connections: PushConnections) {
+    private init(address: PushListenAddress, listener: any Channel, connections: OpenChannels) {
         self.address = address
         self.listener = listener
         self.connections = connections
@@ -45,7 +46,7 @@ public final class PushEndpoint: Sendable {
     /// Listens on `requested` (port 0: any free port) and serves pushes on NIO's threads.
     public static func start(at requested: PushListenAddress, credentials: PushCredentials, limits: Limits = Limits(), logger: Logger,
                              deliver: @escaping Delivery) async throws(ListenFailure) -> PushEndpoint {
-        let connections = PushConnections(limit: limits.connections)
+        let connections = OpenChannels(limit: limits.connections)
         let overloaded = PushRefusal(.serviceUnavailable, "the push endpoint already serves \(limits.connections) connections, its limit; send over a connection you have open, or try again")
         let listener: any Channel
         do {

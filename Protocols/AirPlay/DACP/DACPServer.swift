@@ -1,6 +1,7 @@
 import AvahiDiscovery
 import Glibc
 import NIOCore
+import OpenChannels
 import NIOHTTP1
 import NIOPosix
 import Synchronization
@@ -36,11 +37,11 @@ public final class DACPServer: Sendable {
     /// The TCP port it serves on (and publishes).
     public let port: Int
     private let listener: any Channel
-    private let connections: DACPConnections
+    private let connections: OpenChannels
     private let publication: Mutex<ServicePublication?>
     private let tally: DACPTally
 
-    private init(session: DACPSession, port: Int, listener: any Channel, connections: DACPConnections, tally: DACPTally) {
+    private init(session: DACPSession, port: Int, listener: any Channel, connections: OpenChannels, tally: DACPTally) {
         self.session = session
         self.port = port
         self.listener = listener
@@ -63,7 +64,7 @@ public final class DACPServer: Sendable {
                              onPublication: @escaping @Sendable (ServicePublication.Event) -> Void = { _ in },
                              onRefused: @escaping @Sendable (DACPError) -> Void = { _ in },
                              handler: @escaping @Sendable (DACPCommand) -> Void) async throws(DACPError) -> DACPServer {
-        let connections = DACPConnections(limit: limits.connections)
+        let connections = OpenChannels(limit: limits.connections)
         let tally = DACPTally()
         let listener: any Channel
         do {

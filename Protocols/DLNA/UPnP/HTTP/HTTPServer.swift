@@ -1,5 +1,6 @@
 import Glibc
 import NIOCore
+import OpenChannels
 import NIOHTTP1
 import NIOPosix
 
@@ -9,9 +10,9 @@ public final class HTTPServer: Sendable {
     public let host: String
     public let port: Int
     private let listener: any Channel
-    private let connections: OpenConnections
+    private let connections: OpenChannels
 
-    private init(host: String, port: Int, listener: any Channel, connections: OpenConnections) {
+    private init(host: String, port: Int, listener: any Channel, connections: OpenChannels) {
         self.host = host
         self.port = port
         self.listener = listener
@@ -24,14 +25,14 @@ public final class HTTPServer: Sendable {
     public static func start(host: String, port: Int = 0, maximumRequestBody: Int = 256 << 10,
                              group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
                              handler: @escaping Handler) async throws -> HTTPServer {
-        let connections = OpenConnections()
+        let connections = OpenChannels()
         let listener: any Channel
         do {
             listener = try await ServerBootstrap(group: group)
                 .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
                 .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
                 .childChannelInitializer { channel in
-                    connections.insert(channel)
+                    guard connections.admit(channel) else { return channel.close() }
                     return channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
                         try channel.pipeline.syncOperations.addHandler(

@@ -1,21 +1,23 @@
 import NIOCore
 import Synchronization
 
-/// The connections a `DACPServer` has open: at most `limit` at once (a receiver uses one at a time),
-/// so a client opening connections without end cannot make the server hold more. Closing the
-/// server closes them and refuses later ones.
-final class DACPConnections: Sendable {
+/// The connections a NIO server has open: at most `limit` at once, so that a client opening
+/// connections without end cannot make the server hold more, and all of them closed (and later
+/// ones refused) when the server stops. Shared by every server of ours on SwiftNIO: DLNA's HTTP
+/// server, AirPlay's DACP server, the supervisor's push endpoint.
+public final class OpenChannels: Sendable {
     private struct State {
         var open: [ObjectIdentifier: any Channel] = [:]
         var closing = false
     }
-    private let limit: Int
+    public let limit: Int
     private let state = Mutex(State())
 
-    init(limit: Int) { self.limit = limit }
+    public init(limit: Int = .max) { self.limit = limit }
 
-    /// Whether `channel` may be served; if so it is tracked until it closes.
-    func admit(_ channel: any Channel) -> Bool {
+    /// Whether `channel` may be served; if so it is counted until it closes. One refused is the
+    /// caller's to answer or close.
+    public func admit(_ channel: any Channel) -> Bool {
         let key = ObjectIdentifier(channel)
         let admitted = state.withLock { state in
             guard !state.closing, state.open.count < limit else { return false }
@@ -29,13 +31,14 @@ final class DACPConnections: Sendable {
     }
 
     /// Closes every open connection and refuses new ones; returns once they are closed.
-    func closeAll() async {
+    public func closeAll() async {
         let open = state.withLock { state in
             state.closing = true
             return Array(state.open.values)
         }
         for channel in open {
-            try? await channel.close()
+            channel.close(promise: nil)
+            try? await channel.closeFuture.get()
         }
     }
 }
