@@ -247,3 +247,29 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// Plugins for driver authors (README, "Writing a driver"): `swift package new-driver` scaffolds a
+// driver, its manifest and its test; DriverIdentityPlugin checks on every build of a driver that the
+// three names of its protocol agree, with `swift package check-driver-identity` doing it on demand.
+package.products += [
+    .plugin(name: "NewDriver", targets: ["NewDriver"]),
+    .plugin(name: "DriverIdentityPlugin", targets: ["DriverIdentityPlugin"]),
+    .plugin(name: "CheckDriverIdentity", targets: ["CheckDriverIdentity"]),
+]
+package.targets += [
+    // The identity check the two identity plugins run: standard library and Foundation only.
+    .executableTarget(name: "mediaroute-identity-check"),
+    .plugin(name: "NewDriver",
+            capability: .command(intent: .custom(verb: "new-driver", description: "Scaffold a driver: its @main type, manifest and test under the supervisor"),
+                                 permissions: [.writeToPackageDirectory(reason: "new-driver writes Protocols/<Name>/ and Tests/<Name>DriverTests/")])),
+    .plugin(name: "DriverIdentityPlugin", capability: .buildTool(), dependencies: ["mediaroute-identity-check"]),
+    .plugin(name: "CheckDriverIdentity",
+            capability: .command(intent: .custom(verb: "check-driver-identity", description: "Check that every driver's manifest and protocolType name its protocol alike")),
+            dependencies: ["mediaroute-identity-check"]),
+    // The plugins on scratch packages, and the identity check on mismatched drivers.
+    .testTarget(name: "DriverPluginsTests", dependencies: ["TestSupport", "mediaroute-identity-check", "mediarouted", "mediaroute"]),
+]
+// Every driver in Protocols/ has its identity checked on each build that changes it.
+for target in package.targets where target.type == .executable && (target.path ?? "").hasPrefix("Protocols/") && (target.plugins ?? []).isEmpty {
+    target.plugins = [.plugin(name: "DriverIdentityPlugin")]
+}
