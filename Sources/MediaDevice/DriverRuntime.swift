@@ -1,4 +1,3 @@
-import CLinuxHelpers
 import Foundation
 import MediaRouteIPC
 import MediaRouteWire
@@ -17,20 +16,7 @@ enum DriverRuntime {
     static let fullEvery = 4
 
     static func run<Driver: MediaDeviceExtension>(_ type: Driver.Type) async {
-        // Standard output is not the channel (descriptor 3 is), but a stray print must still land
-        // somewhere visible: the supervisor logs our stderr under the driver's name.
-        dup2(STDERR_FILENO, STDOUT_FILENO)
-        clh_line_buffer_stdout()
-        let socket = ChildProcess.socketDescriptor
-        var status = stat()
-        guard fstat(socket, &status) == 0, status.st_mode & S_IFMT == S_IFSOCK else {
-            fail("this program is a MediaRoute driver: mediarouted starts it with its socket as descriptor 3")
-        }
-        // Die with the supervisor, even if it was killed with SIGKILL.
-        _ = clh_set_parent_death_signal(SIGTERM)
-        if let expected = ProcessInfo.processInfo.environment["MEDIAROUTE_SUPERVISOR_PID"].flatMap(Int32.init), getppid() != expected {
-            fail("the supervisor (pid \(expected)) is gone")
-        }
+        let socket = SupervisorChannel.adopt(as: "driver")
 
         let driver = Driver()
         self.driver = driver
@@ -61,10 +47,7 @@ enum DriverRuntime {
         exit(0)
     }
 
-    static func fail(_ message: String) -> Never {
-        FileHandle.standardError.write(Data("driver: \(message)\n".utf8))
-        exit(70)
-    }
+    static func fail(_ message: String) -> Never { SupervisorChannel.leave("driver", message) }
 
     /// Sends the state of each session whose state changed since last sent (or all, if `force`).
     static func publishPlaybackState(force: Bool, only session: String?) {

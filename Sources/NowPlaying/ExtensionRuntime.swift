@@ -1,4 +1,3 @@
-import CLinuxHelpers
 import Foundation
 import MediaRouteIPC
 import MediaRouteWire
@@ -12,19 +11,8 @@ enum ExtensionRuntime {
     private static var tokenWatchers: [String: [AsyncStream<Data>.Continuation]] = [:]
 
     static func run<Extension: RemoteMediaSessionExtension>(_ type: Extension.Type) async {
-        // Standard output is not the channel; a stray print lands in the supervisor's log.
-        dup2(STDERR_FILENO, STDOUT_FILENO)
-        clh_line_buffer_stdout()
-        let socket = ChildProcess.socketDescriptor
-        var status = stat()
-        guard fstat(socket, &status) == 0, status.st_mode & S_IFMT == S_IFSOCK else {
-            fail("this program is a MediaRoute NowPlaying extension: mediarouted starts it with its socket as descriptor 3")
-        }
-        _ = clh_set_parent_death_signal(SIGTERM)
+        let socket = SupervisorChannel.adopt(as: "NowPlaying extension")
         let environment = ProcessInfo.processInfo.environment
-        if let expected = environment["MEDIAROUTE_SUPERVISOR_PID"].flatMap(Int32.init), getppid() != expected {
-            fail("the supervisor (pid \(expected)) is gone")
-        }
         guard let application = environment["MEDIAROUTE_EXTENSION_APPLICATION"], !application.isEmpty else {
             fail("MEDIAROUTE_EXTENSION_APPLICATION is not set: mediarouted sets it from the manifest's \"application\"")
         }
@@ -45,10 +33,7 @@ enum ExtensionRuntime {
         exit(0)
     }
 
-    static func fail(_ message: String) -> Never {
-        FileHandle.standardError.write(Data("extension: \(message)\n".utf8))
-        exit(70)
-    }
+    static func fail(_ message: String) -> Never { SupervisorChannel.leave("extension", message) }
 
     static func pushToken(of session: String) -> Data? { tokens[session] }
 
