@@ -12,15 +12,16 @@ extension Supervisor {
                 throw PushRefusal(.wrongTokenForEvent, "a start goes to \(application)'s push-to-start token; this token is the session \"\(entry.id)\"'s, for its updates and end")
             }
             guard push.id == entry.id else { throw .idMismatch(push.id, expected: entry.id) }
-            guard origin.timestamp >= entry.timestamp else {
-                logger.info("push \(push.event.rawValue) of the session \"\(entry.id)\" of \(application) ignored: its timestamp \(push.timestamp) is older than the newest taken (\(Int64(entry.timestamp)))")
-                return
+            let ignored = { [logger] (newest: Double) in
+                logger.info("push \(push.event.rawValue) of the session \"\(entry.id)\" of \(application) ignored: its timestamp \(push.timestamp) is older than the newest taken (\(Int64(newest)))")
             }
+            guard origin.timestamp >= entry.timestamp else { return ignored(entry.timestamp) }
             try await refusing {
                 if push.event == .end {
                     try endRemoteSession(application: application, id: entry.id)
-                } else {
-                    _ = try await updateRemoteSession(application: application, id: entry.id, attributes: .object(push.attributes), origin: origin)
+                } else if case .stale(let newest) = try await updateRemoteSession(application: application, id: entry.id, attributes: .object(push.attributes),
+                                                                                   origin: origin) {
+                    ignored(newest)
                 }
             }
         } else if let owner = try startTokenOwner(push.token) {
