@@ -4,11 +4,12 @@
 #   make bench NAME=ipc-rtt one benchmark (release build); `make bench` lists them
 #   make fuzz SECONDS=600   the libFuzzer target over the IPC decoders, for as long as you like
 #   make soak CYCLES=200    the soak test (apps, the CLI, two drivers, a crash) for as many cycles as you like
+#   make docs               DocC for MediaDevice, AVSystemRouting and NowPlaying into .build/docs; a warning fails it
 SHELL := /bin/bash
 SECONDS ?= 60
 CYCLES ?= 100
 
-.PHONY: demo test deps bench fuzz soak
+.PHONY: demo test deps bench fuzz soak docs
 
 deps:
 	@missing=$$(grep -vE '^\s*(#|$$)' .ci/apt-packages | while read -r p; do \
@@ -52,3 +53,10 @@ fuzz: deps
 soak: deps
 	swift build --build-tests
 	MEDIAROUTE_SOAK_CYCLES=$(CYCLES) swift test --skip-build --filter SoakTests
+
+# Kept out of `make test` (the articles' Swift is compiled and compared by DocumentationTests there);
+# .ci/run runs it after the tests: 10-15 s with the modules built, and a DocC warning fails it.
+DOC_TARGETS := MediaDevice AVSystemRouting NowPlaying
+docs:
+	swift package --allow-writing-to-directory .build/docs generate-documentation $(DOC_TARGETS:%=--target %) \
+	    --output-path .build/docs --transform-for-static-hosting --warnings-as-errors

@@ -34,6 +34,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-atomics", from: "1.3.0"),
         // HTTP for UPnP/DLNA (SOAP, GENA, the media server): NIOHTTP1's parser and encoders.
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        // `swift package generate-documentation` (make docs): a command plugin, built only when run.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         // C: what Swift cannot import from the system headers (CMSG_* macros, packed epoll_event).
@@ -223,6 +225,8 @@ let package = Package(
                     dependencies: ["NowPlaying", "AVSystemRouting", "MediaDevice", "MediaRouteSupervisor", "MediaRouteIPC", "TestSupport",
                                    "MediaRouteWire", "PrivateDaemons", "mediaroute-test-remote-extension", "mediarouted", "mediaroute"]),
         .testTarget(name: "MediaDeviceTests", dependencies: ["MediaDevice", "MediaRouteIPC", "MediaRouteWire"]),
+        // The DocC articles' code (Sources/*/*.docc), compiled, and checked to be what the articles show.
+        .testTarget(name: "DocumentationTests", dependencies: ["MediaDevice", "AVSystemRouting", "NowPlaying"]),
         .testTarget(name: "MediaCodecsTests", dependencies: ["MediaCodecs", "RTP", "TestSupport"]),
         .testTarget(name: "CAvahiTests", dependencies: ["CAvahi", "PrivateDaemons"]),
         .testTarget(name: "CDBusTests", dependencies: ["CDBus", "PrivateDaemons"]),
