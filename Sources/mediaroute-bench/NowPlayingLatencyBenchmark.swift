@@ -100,51 +100,64 @@ struct NowPlayingLatencyBenchmark {
         printResult("nowplaying-latency", ratio: ratio, target: aim / baseline.median)
     }
 
-    /// Takes turns on a thread of its own (it blocks on sockets): a raw signal, then a push, then
-    /// the other way round. Returns the pushes' and the raw signals' latencies, warm-up left out.
+    /// Takes turns on a thread of its own (it blocks on sockets). Ctrl-C stops it after the round
+    /// under way, and the tear-down follows.
     private func measure(bus: String, client: KeptAlivePushClient, listener: PropertiesChangedListener, token: String,
                          firstTimestamp: Int) async throws -> (ours: [UInt64], raw: [UInt64]) {
-        let rounds = Self.warmUp + iterations
-        return try await onThreadOfItsOwn {
-            let emitter = try RawBusConnection(address: bus)
-            defer { emitter.close() }
-            // The session's player on the bus: the updates' signals come from it.
-            let deadline = ContinuousClock.now + .seconds(10)
-            while !(try emitter.ownsName(startingWith: Self.playerNames)) {
-                guard ContinuousClock.now < deadline else { throw BenchmarkError("the session's MPRIS player did not appear on the bus within 10 s") }
-                usleep(2_000)
+        let cancelled = Flag()
+        return try await withTaskCancellationHandler {
+            try await onThreadOfItsOwn {
+                try takeTurns(bus: bus, client: client, listener: listener, token: token, firstTimestamp: firstTimestamp, cancelled: cancelled)
             }
-            var ours: [UInt64] = [], raw: [UInt64] = []
-            func rawSignal(_ round: Int) throws {
-                let title = "raw \(round)"
-                let start = now()
-                try RawMPRISSignal.emit(title: title, on: emitter)
-                guard let arrival = listener.arrival(of: title, timeout: .seconds(5)) else { throw BenchmarkError("the raw signal \"\(title)\" did not arrive within 5 s") }
-                if round >= Self.warmUp { raw.append(arrival - start) }
-            }
-            func push(_ round: Int) throws {
-                let title = "push \(round)"
-                // A new title each time, and a newer timestamp: never a stale push.
-                let request = client.push(["event": "update", "timestamp": .integer(Int64(firstTimestamp + 1 + round)), "attributes": Self.attributes(title: title)],
-                                          to: token)
-                let start = try client.send(request)
-                guard let arrival = listener.arrival(of: title, timeout: .seconds(5)) else {
-                    let answer = try? client.answer()
-                    throw BenchmarkError("no PropertiesChanged with the title \"\(title)\" within 5 s of its push (answered \(answer.map { "\($0.status) \($0.body)" } ?? "nothing"))")
-                }
-                let answer = try client.answer()
-                guard answer.status == 200 else { throw BenchmarkError("the update push was answered \(answer.status) \(answer.body)") }
-                if round >= Self.warmUp { ours.append(arrival - start) }
-            }
-            for round in 0..<rounds {
-                if round % 2 == 0 { try rawSignal(round) }
-                usleep(UInt32(Self.pause.milliseconds * 1000))
-                try push(round)
-                usleep(UInt32(Self.pause.milliseconds * 1000))
-                if round % 2 == 1 { try rawSignal(round) }
-            }
-            return (ours, raw)
+        } onCancel: {
+            cancelled.set()
         }
+    }
+
+    /// A raw signal, then a push, then the other way round, each from a quiet start. Returns the
+    /// pushes' and the raw signals' latencies, warm-up left out. Blocks.
+    private func takeTurns(bus: String, client: KeptAlivePushClient, listener: PropertiesChangedListener, token: String,
+                           firstTimestamp: Int, cancelled: Flag) throws -> (ours: [UInt64], raw: [UInt64]) {
+        let rounds = Self.warmUp + iterations
+        let emitter = try RawBusConnection(address: bus)
+        defer { emitter.close() }
+        // The session's player on the bus: the updates' signals come from it.
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !(try emitter.ownsName(startingWith: Self.playerNames)) {
+            guard ContinuousClock.now < deadline else { throw BenchmarkError("the session's MPRIS player did not appear on the bus within 10 s") }
+            usleep(2_000)
+        }
+        var ours: [UInt64] = [], raw: [UInt64] = []
+        func rawSignal(_ round: Int) throws {
+            let title = "raw \(round)"
+            let start = now()
+            try RawMPRISSignal.emit(title: title, on: emitter)
+            guard let arrival = listener.arrival(of: title, timeout: .seconds(5)) else { throw BenchmarkError("the raw signal \"\(title)\" did not arrive within 5 s") }
+            if round >= Self.warmUp { raw.append(arrival - start) }
+        }
+        func push(_ round: Int) throws {
+            let title = "push \(round)"
+            // A new title each time, and a newer timestamp: never a stale push.
+            let request = client.push(["event": "update", "timestamp": .integer(Int64(firstTimestamp + 1 + round)), "attributes": Self.attributes(title: title)],
+                                      to: token)
+            let start = try client.send(request)
+            guard let arrival = listener.arrival(of: title, timeout: .seconds(5)) else {
+                let answer = try? client.answer()
+                throw BenchmarkError("no PropertiesChanged with the title \"\(title)\" within 5 s of its push (answered \(answer.map { "\($0.status) \($0.body)" } ?? "nothing"))")
+            }
+            let answer = try client.answer()
+            guard answer.status == 200 else { throw BenchmarkError("the update push was answered \(answer.status) \(answer.body)") }
+            if round >= Self.warmUp { ours.append(arrival - start) }
+        }
+        for round in 0..<rounds {
+            guard !cancelled.isSet else { throw CancellationError() }
+            if round % 2 == 0 { try rawSignal(round) }
+            usleep(UInt32(Self.pause.milliseconds * 1000))
+            try push(round)
+            usleep(UInt32(Self.pause.milliseconds * 1000))
+            if round % 2 == 1 { try rawSignal(round) }
+        }
+        return (ours, raw)
     }
 
     /// The test extension's manifest (its format: `DriverManifest`), the extension built beside this program.
