@@ -1,5 +1,6 @@
 import DBus
 import Logging
+import MediaRouteIPC
 import MediaRouteWire
 
 /// Every media session as an MPRIS player on the session bus: each route with a media session on
@@ -7,7 +8,8 @@ import MediaRouteWire
 /// the desktop's media controls and their buttons reach it. Fed from the supervisor's executor
 /// (route events, remote sessions shown and removed, the system-primary one), and everything is
 /// taken one after the other by a task of its own, so that players appear, change and go in the
-/// order things happened.
+/// order things happened. That task, the players and their connections run on one event loop (the
+/// supervisor's): a session's new state becomes its PropertiesChanged without changing threads.
 final class MPRISBridge: Sendable {
     /// What the bridge's task takes, in order.
     enum Input: Sendable {
@@ -25,11 +27,11 @@ final class MPRISBridge: Sendable {
     private let work: Task<Void, Never>
 
     /// `commands` makes the commands of the player of a route's session (by its id).
-    init(address: String, logger: Logger, commands: @escaping @Sendable (String) -> MPRISPlayer.Commands) {
+    init(address: String, logger: Logger, loop: EventLoop = .shared, commands: @escaping @Sendable (String) -> MPRISPlayer.Commands) {
         let (stream, continuation) = AsyncStream<Input>.makeStream()
         inputs = continuation
-        work = Task {
-            let players = MPRISPlayerSet(address: address, logger: logger) { continuation.yield($0) }
+        work = Task(executorPreference: loop) {
+            let players = MPRISPlayerSet(address: address, logger: logger, loop: loop) { continuation.yield($0) }
             var routes: [String: MPRISState] = [:]
             for await input in stream {
                 switch input {

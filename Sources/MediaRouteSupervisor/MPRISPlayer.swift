@@ -1,4 +1,5 @@
 import DBus
+import MediaRouteIPC
 
 /// One media session (a route's, or a remote media session) as an MPRIS player on the session
 /// bus, so that the desktop's media controls (GNOME, KDE, `playerctl`) show it and control it. A
@@ -11,6 +12,9 @@ actor MPRISPlayer {
 
     private(set) var busName: MPRISBusName
     private let connection: DBusConnection
+    /// The connection's: what the player shows becomes a signal, and a client's call reaches the
+    /// player, with no hop between threads.
+    nonisolated var unownedExecutor: UnownedSerialExecutor { connection.unownedExecutor }
     /// Where this session's track ids are: `<trackBase>/<n>` for its n-th track.
     private let trackBase: DBusObjectPath
     /// The item as given (its Can* before the commands limit them).
@@ -27,10 +31,10 @@ actor MPRISPlayer {
         self.commands = commands
     }
 
-    /// Connects to the bus at `address`, exports the player and takes `busName`.
+    /// Connects to the bus at `address` (the connection running on `loop`), exports the player and takes `busName`.
     static func start(_ item: MPRISItem, commands: Commands, busName: MPRISBusName, trackBase: DBusObjectPath,
-                      address: String) async throws(DBusError) -> MPRISPlayer {
-        let connection = try await DBusConnection.connect(address: address)
+                      address: String, on loop: EventLoop) async throws(DBusError) -> MPRISPlayer {
+        let connection = try await DBusConnection.connect(address: address, on: loop)
         let player = MPRISPlayer(connection: connection, busName: busName, trackBase: trackBase, item: item, commands: commands)
         do throws(DBusError) {
             try await connection.export([player.application, player.playerInterface], at: path)

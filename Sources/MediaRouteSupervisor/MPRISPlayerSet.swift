@@ -1,5 +1,6 @@
 import DBus
 import Logging
+import MediaRouteIPC
 
 /// The players the MPRIS bridge keeps on one session bus: for every session shown, what it shows
 /// and its player while the bus has one. Which remote session is system-primary decides which
@@ -29,6 +30,8 @@ final class MPRISPlayerSet {
 
     private let address: String
     private let logger: Logger
+    /// Where the players' connections (and so the players) run.
+    private let loop: EventLoop
     /// Hands the bridge's task an input of its own (a player's connection closed, time to try again).
     private let wake: @Sendable (MPRISBridge.Input) -> Void
     private var entries: [Key: Entry] = [:]
@@ -40,8 +43,8 @@ final class MPRISPlayerSet {
     private static let firstRetry = Duration.milliseconds(250)
     private static let longestRetry = Duration.seconds(5)
 
-    init(address: String, logger: Logger, wake: @escaping @Sendable (MPRISBridge.Input) -> Void) {
-        (self.address, self.logger, self.wake) = (address, logger, wake)
+    init(address: String, logger: Logger, loop: EventLoop, wake: @escaping @Sendable (MPRISBridge.Input) -> Void) {
+        (self.address, self.logger, self.loop, self.wake) = (address, logger, loop, wake)
     }
 
     func commands(of key: Key) -> MPRISPlayer.Commands? { entries[key]?.commands }
@@ -147,11 +150,11 @@ final class MPRISPlayerSet {
     /// Starts a player under `name`; the stable name held by a program not ours leaves it under its own.
     private func start(_ entry: Entry, as name: MPRISBusName) async throws(DBusError) -> MPRISPlayer {
         do {
-            return try await MPRISPlayer.start(entry.item, commands: entry.commands, busName: name, trackBase: entry.trackBase, address: address)
+            return try await MPRISPlayer.start(entry.item, commands: entry.commands, busName: name, trackBase: entry.trackBase, address: address, on: loop)
         } catch where name.isStable && error.name == "org.freedesktop.DBus.Error.NameTaken" {
             guard let key = primary else { throw error }
             logger.warning("MPRIS: \(MPRISBusName.stable) is held by another program: the system-primary session shows as \(MPRISBusName.remoteSession(key))")
-            return try await MPRISPlayer.start(entry.item, commands: entry.commands, busName: .remoteSession(key), trackBase: entry.trackBase, address: address)
+            return try await MPRISPlayer.start(entry.item, commands: entry.commands, busName: .remoteSession(key), trackBase: entry.trackBase, address: address, on: loop)
         }
     }
 

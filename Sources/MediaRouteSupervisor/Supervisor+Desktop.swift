@@ -6,7 +6,7 @@ extension Supervisor {
     func showSessionsOnTheDesktop(_ address: String) {
         // Weakly: the players' exported methods must not keep a stopped supervisor alive.
         let weak = WeakSupervisor(self)
-        let bridge = MPRISBridge(address: address, logger: logger) { session in
+        let bridge = MPRISBridge(address: address, logger: logger, loop: loop) { session in
             let set = { @Sendable (changes: PlaybackChanges) in _ = try await weak.supervisor?.setPlayback(session: session, changes, by: .operator) }
             return MPRISPlayer.Commands(
                 play: { try await set(PlaybackChanges(isPlaying: true)) },

@@ -65,5 +65,6 @@ struct Benchmark: Sendable {
         Benchmark(name: "audio-latency") { try await AudioLatencyBenchmark(bursts: $0 ?? 20).run() },
         Benchmark(name: "dlna-latency") { try await DLNALatencyBenchmark(iterations: $0 ?? 10).run() },
         Benchmark(name: "raop-stream") { try await RAOPStreamBenchmark(seconds: $0 ?? 60).run() },
+        Benchmark(name: "nowplaying-latency") { try await NowPlayingLatencyBenchmark(iterations: $0 ?? 300).run() },
     ]
 }
