@@ -25,12 +25,13 @@ final class ReferenceTestBed: @unchecked Sendable {
     static let protocolID = ReferenceProtocol.protocolID
 
     /// Runs `body` on a fresh bed and always tears it down, whether `body` returns, throws or is cancelled.
-    static func run(_ body: (ReferenceTestBed) async throws -> Void) async throws {
-        let bed = try await ReferenceTestBed()
+    /// `mprisBusAddress`: a session bus the supervisor shows media sessions on.
+    static func run(mprisBusAddress: String? = nil, _ body: (ReferenceTestBed) async throws -> Void) async throws {
+        let bed = try await ReferenceTestBed(mprisBusAddress: mprisBusAddress)
         try await withTearDown { try await body(bed) } tearDown: { await bed.tearDown() }
     }
 
-    private init() async throws {
+    private init(mprisBusAddress: String?) async throws {
         harness = try SupervisorHarness()
         avahi = try await PrivateAvahi()
         let directory = harness.root + "/media"
@@ -47,7 +48,7 @@ final class ReferenceTestBed: @unchecked Sendable {
                                                         restart: ["intensity": 5, "periodSeconds": 60, "initialBackoffMilliseconds": 50, "maximumBackoffMilliseconds": 500])
         try Data(JSONWriter.encode(manifest)).write(to: URL(fileURLWithPath: harness.drivers + "/reference.json"))
         do {
-            server = try await harness.startServing(at: socket)
+            server = try await harness.startServing(at: socket, mprisBusAddress: mprisBusAddress)
         } catch {
             await tearDown()
             throw error

@@ -98,8 +98,8 @@ public final class SupervisorHarness: @unchecked Sendable {
     }
 
     /// Starts the supervisor and serves its control socket at `socket`, for apps and the CLI.
-    public func startServing(at socket: String) async throws -> ControlServer {
-        try await start()
+    public func startServing(at socket: String, mprisBusAddress: String? = nil) async throws -> ControlServer {
+        try await start(mprisBusAddress: mprisBusAddress)
         return try await ControlServer.start(path: socket, supervisor: supervisor, logger: log.logger)
     }
 
