@@ -5,11 +5,14 @@
 #   make fuzz SECONDS=600   the libFuzzer target over the IPC decoders, for as long as you like
 #   make soak CYCLES=200    the soak test (apps, the CLI, two drivers, a crash) for as many cycles as you like
 #   make docs               DocC for MediaDevice, AVSystemRouting and NowPlaying into .build/docs; a warning fails it
+#   make build              the daemon, the CLI and the drivers, release build (CONFIGURATION=debug for a debug one)
+#   make install            install them, their manifests and the systemd units (PREFIX=/usr/local, DESTDIR); no build
+#   make uninstall          remove exactly what install put
 SHELL := /bin/bash
 SECONDS ?= 60
 CYCLES ?= 100
 
-.PHONY: demo test deps bench fuzz soak docs
+.PHONY: demo test deps bench fuzz soak docs build install uninstall
 
 deps:
 	@missing=$$(grep -vE '^\s*(#|$$)' .ci/apt-packages | while read -r p; do \
@@ -60,3 +63,69 @@ DOC_TARGETS := MediaDevice AVSystemRouting NowPlaying
 docs:
 	swift package --allow-writing-to-directory .build/docs generate-documentation $(DOC_TARGETS:%=--target %) \
 	    --output-path .build/docs --transform-for-static-hosting --warnings-as-errors
+
+# -- Installing (README, "Running it as a service") --
+# `make build` as yourself, then `sudo make install`: install never builds, so root leaves no file
+# of its own in .build. Layout: programs in $(PREFIX)/bin; drivers and their manifests side by side
+# in $(PREFIX)/lib/mediaroute/drivers (a manifest names its executable relative to its own
+# directory, so the manifests are installed as they are and name the installed drivers); units in
+# $(PREFIX)/lib/systemd/{system,user}, which systemd reads for /usr and /usr/local alike.
+# The programs are linked to the Swift runtime of the toolchain that built them (their RUNPATH);
+# on a machine without it, build with SWIFT_BUILD_FLAGS=--static-swift-stdlib.
+PREFIX ?= /usr/local
+CONFIGURATION ?= release
+SWIFT_BUILD_FLAGS ?=
+BINDIR := $(PREFIX)/bin
+DRIVERSDIR := $(PREFIX)/lib/mediaroute/drivers
+SYSTEM_UNITDIR := $(PREFIX)/lib/systemd/system
+USER_UNITDIR := $(PREFIX)/lib/systemd/user
+SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
+BUILT := .build/$(CONFIGURATION)
+PROGRAMS := mediarouted mediaroute
+# Every driver in Protocols/, with the executable its manifest names (a bare name, beside it).
+DRIVER_MANIFESTS := $(sort $(wildcard Protocols/*/org.mediaroute.*.json))
+DRIVER_PROGRAMS := $(foreach m,$(DRIVER_MANIFESTS),$(shell sed -n 's/^ *"executable": *"\([^"/]*\)".*/\1/p' $(m)))
+UNITS := Sources/mediarouted/systemd
+# The default configuration: none yet. Once mediarouted reads a configuration file, name it here
+# (DEFAULT_CONFIG := <its path in the repository>): install puts it in $(SYSCONFDIR)/mediaroute/
+# unless a file is there already (an operator's edits are kept), uninstall removes it only when
+# unchanged, and the units' ExecStart may then name it.
+DEFAULT_CONFIG :=
+CONFIG_TARGET := $(SYSCONFDIR)/mediaroute/$(notdir $(DEFAULT_CONFIG))
+INSTALLED := $(PROGRAMS:%=$(BINDIR)/%) $(DRIVER_PROGRAMS:%=$(DRIVERSDIR)/%) $(addprefix $(DRIVERSDIR)/,$(notdir $(DRIVER_MANIFESTS))) \
+             $(SYSTEM_UNITDIR)/mediarouted.service $(USER_UNITDIR)/mediarouted.service
+
+build:
+	@for product in $(PROGRAMS) $(DRIVER_PROGRAMS); do swift build -c $(CONFIGURATION) $(SWIFT_BUILD_FLAGS) --product $$product || exit 1; done
+
+install:
+	@test $(words $(DRIVER_PROGRAMS)) -eq $(words $(DRIVER_MANIFESTS)) || { \
+	    echo "every manifest in Protocols/ must name its executable by a bare name, installed beside it: $(DRIVER_MANIFESTS)"; exit 1; }
+	@for program in $(PROGRAMS) $(DRIVER_PROGRAMS); do test -x $(BUILT)/$$program || { \
+	    echo "$(BUILT)/$$program is missing: run \`make build$(if $(filter-out release,$(CONFIGURATION)), CONFIGURATION=$(CONFIGURATION))\` first, as yourself"; exit 1; }; done
+	install -d -m 0755 $(DESTDIR)$(BINDIR) $(DESTDIR)$(DRIVERSDIR) $(DESTDIR)$(SYSTEM_UNITDIR) $(DESTDIR)$(USER_UNITDIR)
+	install -m 0755 $(PROGRAMS:%=$(BUILT)/%) $(DESTDIR)$(BINDIR)/
+	install -m 0755 $(DRIVER_PROGRAMS:%=$(BUILT)/%) $(DESTDIR)$(DRIVERSDIR)/
+	install -m 0644 $(DRIVER_MANIFESTS) $(DESTDIR)$(DRIVERSDIR)/
+	for kind in system user; do \
+	    target=$(DESTDIR)$(PREFIX)/lib/systemd/$$kind/mediarouted.service; \
+	    sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@DRIVERSDIR@|$(DRIVERSDIR)|g' $(UNITS)/$$kind/mediarouted.service > $$target && chmod 0644 $$target || exit 1; \
+	done
+	@if [ -n "$(DEFAULT_CONFIG)" ]; then \
+	    if [ -e $(DESTDIR)$(CONFIG_TARGET) ]; then echo "kept $(DESTDIR)$(CONFIG_TARGET) as it is"; \
+	    else install -D -m 0644 $(DEFAULT_CONFIG) $(DESTDIR)$(CONFIG_TARGET); fi; fi
+	@if [ -z "$(DESTDIR)" ]; then echo "Installed. Next: systemctl daemon-reload && systemctl enable --now mediarouted (or, in a desktop session, systemctl --user ...)"; fi
+
+# Removes what install put, then the directories it made that are left empty: its own always, and
+# in a staging tree (DESTDIR) every empty one up to DESTDIR.
+uninstall:
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
+	@if [ -n "$(DEFAULT_CONFIG)" ] && [ -e $(DESTDIR)$(CONFIG_TARGET) ]; then \
+	    if cmp -s $(DEFAULT_CONFIG) $(DESTDIR)$(CONFIG_TARGET); then rm -f $(DESTDIR)$(CONFIG_TARGET); \
+	    else echo "kept $(DESTDIR)$(CONFIG_TARGET): it was changed since install"; fi; fi
+	@rmdir $(DESTDIR)$(DRIVERSDIR) $(DESTDIR)$(PREFIX)/lib/mediaroute 2>/dev/null || true
+	@if [ -n "$(DEFAULT_CONFIG)" ]; then rmdir $(DESTDIR)$(SYSCONFDIR)/mediaroute 2>/dev/null || true; fi
+	@if [ -n "$(DESTDIR)" ]; then for file in $(INSTALLED) $(if $(DEFAULT_CONFIG),$(CONFIG_TARGET)); do \
+	    directory=$$(dirname $(DESTDIR)$$file); \
+	    while [ "$$directory" != "$(DESTDIR)" ] && [ "$$directory" != / ] && rmdir "$$directory" 2>/dev/null; do directory=$$(dirname "$$directory"); done; \
+	done; fi

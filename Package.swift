@@ -113,7 +113,9 @@ let package = Package(
         .executableTarget(
             name: "mediarouted",
             dependencies: ["MediaRouteSupervisor", "MediaRouteIPC", .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                           .product(name: "Logging", package: "swift-log")]
+                           .product(name: "Logging", package: "swift-log")],
+            // Its systemd units, which `make install` installs.
+            exclude: ["systemd"]
         ),
         // The operator CLI.
         .executableTarget(
@@ -279,3 +281,11 @@ package.targets += [
 for target in package.targets where target.type == .executable && (target.path ?? "").hasPrefix("Protocols/") && (target.plugins ?? []).isEmpty {
     target.plugins = [.plugin(name: "DriverIdentityPlugin")]
 }
+// The daemon as a service: make install and uninstall, the systemd units (systemd-analyze verify),
+// sd_notify and the watchdog against a notify socket of the test's own, logs for journald.
+package.targets += [
+    .testTarget(name: "ServiceTests",
+                dependencies: ["MediaRouteSupervisor", "MediaRouteIPC", "CLinuxHelpers", "PrivateDaemons", "TestSupport", .product(name: "Logging", package: "swift-log"),
+                               "mediarouted", "mediaroute", "mediaroute-testdriver", "mediaroute-reference-driver", "mediaroute-bluetooth-driver",
+                               "mediaroute-dlna-driver", "mediaroute-airplay-driver"]),
+]

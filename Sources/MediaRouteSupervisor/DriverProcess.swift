@@ -95,6 +95,7 @@ final class DriverProcess: Sendable {
         configuration.defaultRequestTimeout = manifest.timeouts.request
         configuration.onProtocolViolation = onViolation
         let prefix = "[\(manifest.protocolID)]"
+        let attribution: Logger.Metadata = ["driver": .string(manifest.protocolID)]  // MEDIAROUTE_DRIVER in the journal
         let stderrFD = pipeEnds[0]
         let pidFD = clh_pidfd_open(child.pid)
 
@@ -105,7 +106,7 @@ final class DriverProcess: Sendable {
                 var splitter = LineSplitter()
                 let stderr = try? DescriptorWatcher(fd: stderrFD, loop: loop) { watcher in
                     let (lines, ended) = splitter.read(from: watcher.fd)
-                    for line in lines { logger.info("\(prefix) \(line)") }
+                    for line in lines { logger.info("\(prefix) \(line)", metadata: attribution) }
                     if ended { watcher.cancel() }
                 }
                 let exit = pidFD < 0 ? nil : try? DescriptorWatcher(fd: pidFD, loop: loop) { watcher in

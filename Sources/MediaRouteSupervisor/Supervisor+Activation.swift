@@ -80,7 +80,7 @@ extension Supervisor {
                 let route = ActiveRoute(session: session, record: record, device: target, owner: owner, simultaneousSessions: simultaneous, parent: parent)
                 routes.add(route)
                 record.cancelIdleTimer(loop)
-                logger.info("route active: \(target.displayName) through \(record.id) (\(session))\(parent.map { " beside \($0)" } ?? "")")
+                logger.info("route active: \(target.displayName) through \(record.id) (\(session))\(parent.map { " beside \($0)" } ?? "")", metadata: route.logMetadata)
                 if parent == nil { publish(.activated(route: route.description)) }
                 return route
             case .activationFailed(let error), .aborted(let error):

@@ -52,7 +52,7 @@ extension Supervisor {
             record.startTask = nil
             record.phase = .refused(error.message)
             record.lastExit = "refused at the handshake"
-            logger.error("\(record.manifest.kindName) \(record.id) refused: \(error.message)")
+            logger.error("\(record.manifest.kindName) \(record.id) refused: \(error.message)", metadata: record.logMetadata)
             remoteExtensionGaveUp(record, "is refused: \(error.message)")
             throw MediaDeviceError(.driverFailed, "\(record.manifest.kindName) \(record.id) is refused: \(error.message)")
         } catch {
@@ -60,7 +60,7 @@ extension Supervisor {
             // joining this failed start.
             record.startTask = nil
             let reason = "could not start: \(error)"
-            logger.error("\(record.manifest.kindName) \(record.id) \(reason)")
+            logger.error("\(record.manifest.kindName) \(record.id) \(reason)", metadata: record.logMetadata)
             record.lastExit = reason
             crashed(record, reason: reason)
             throw MediaDeviceError(.driverFailed, "\(record.manifest.kindName) \(record.id) \(reason)")
@@ -74,7 +74,7 @@ extension Supervisor {
             driverExited(id, process, termination)
             throw MediaDeviceError(.driverFailed, "driver \(record.id) (pid \(process.pid)) \(termination) right after its handshake")
         }
-        logger.info("\(record.manifest.kindName) \(record.id) running (pid \(process.pid))")
+        logger.info("\(record.manifest.kindName) \(record.id) running (pid \(process.pid))", metadata: record.logMetadata)
         watchConnection(process)
         startHeartbeat(record, process)
         if record.manifest.kind != .protocolDriver {
@@ -118,7 +118,7 @@ extension Supervisor {
                         continue
                     }
                     let why = "hung: no heartbeat answer within \(timeouts.heartbeatTimeout.milliseconds) ms"
-                    logger.error("driver \(record.id) is \(why); killing it")
+                    logger.error("driver \(record.id) is \(why); killing it", metadata: record.logMetadata)
                     process.kill(.killed(why))
                     return
                 } catch {
@@ -142,9 +142,9 @@ extension Supervisor {
         record.lastExit = description
         if process.stopReason?.isIntentional == true || isShuttingDown {
             record.phase = .stopped
-            logger.info("\(record.manifest.kindName) \(record.id) stopped: \(description)")
+            logger.info("\(record.manifest.kindName) \(record.id) stopped: \(description)", metadata: record.logMetadata)
         } else {
-            logger.error("\(record.manifest.kindName) \(record.id) (pid \(process.pid)) \(description)")
+            logger.error("\(record.manifest.kindName) \(record.id) (pid \(process.pid)) \(description)", metadata: record.logMetadata)
             crashed(record, reason: description)
         }
         if record.manifest.kind != .protocolDriver { remoteExtensionExited(record, description) }
@@ -156,12 +156,12 @@ extension Supervisor {
         case .giveUp(let count):
             let why = "\(count) crashes within \(record.manifest.restart.period.milliseconds / 1000) s, the last: \(reason)"
             record.phase = .failed(why)
-            logger.critical("\(record.manifest.kindName) \(record.id) failed: \(why); it stays down until `mediaroute enable \(record.id)`")
+            logger.critical("\(record.manifest.kindName) \(record.id) failed: \(why); it stays down until `mediaroute enable \(record.id)`", metadata: record.logMetadata)
             remoteExtensionGaveUp(record, "failed: \(why)")
         case .restart(let delay):
             record.restarts += 1
             record.phase = .backingOff(until: .now + delay)
-            logger.notice("restarting \(record.manifest.kindName) \(record.id) in \(delay.milliseconds) ms (restart \(record.restarts))")
+            logger.notice("restarting \(record.manifest.kindName) \(record.id) in \(delay.milliseconds) ms (restart \(record.restarts))", metadata: record.logMetadata)
             let id = record.id
             record.restartTimer = loop.schedule(after: delay) { [self] in
                 assumeIsolated { supervisor in

@@ -51,9 +51,9 @@ extension Supervisor {
         for entry in remote.entries(of: application) where entry.needsRemaking {
             do {
                 try await ensureMade(entry, by: record)
-                logger.info("remote session \"\(entry.id)\" of \(application) made again by its restarted extension")
+                logger.info("remote session \"\(entry.id)\" of \(application) made again by its restarted extension", metadata: ["session": "\(entry.id)"])
             } catch let error as MediaDeviceError where error.code == .driverFailed || error.code == .timedOut {
-                logger.notice("remote session \"\(entry.id)\" of \(application) waits for its extension: \(error.message)")
+                logger.notice("remote session \"\(entry.id)\" of \(application) waits for its extension: \(error.message)", metadata: ["session": "\(entry.id)"])
             } catch {
                 if remote[entry.key] === entry { end(entry, reason: "its extension could not make it again: \(error)") }
             }
@@ -116,7 +116,7 @@ extension Supervisor {
         remote.remove(entry)
         mpris?.remove(remote: entry.key)
         if let file = entry.artwork?.file, !file.isEmpty { unlink(file) }
-        logger.info("remote session \"\(entry.id)\" of \(entry.application) ended: \(reason)")
+        logger.info("remote session \"\(entry.id)\" of \(entry.application) ended: \(reason)", metadata: ["session": "\(entry.id)"])
         guard let record = fleet.remoteMediaExtension(of: entry.application) else { return }
         if entry.isMade { tellDriver(record, ToExtension.End(session: entry.key)) }
         scheduleIdleExit(record)

@@ -37,7 +37,7 @@ extension Supervisor {
             if remote[entry.key] === entry { end(entry, reason: "it could not be started: \(error)") }
             throw error
         }
-        logger.info("remote session \"\(id)\" of \(application) started (\(entry.key))")
+        logger.info("remote session \"\(id)\" of \(application) started (\(entry.key))", metadata: ["session": "\(id)"])
         return entry.record
     }
 
@@ -90,7 +90,7 @@ extension Supervisor {
         let entry = try remoteEntry(application: application, id: id)
         remote.primary = entry.key
         mpris?.setPrimary(entry.key)
-        logger.info("remote session \"\(id)\" of \(application) is system-primary")
+        logger.info("remote session \"\(id)\" of \(application) is system-primary", metadata: ["session": "\(id)"])
     }
 
     /// A command for a session (from the desktop's media controls): to its extension, refused when

@@ -160,7 +160,7 @@ extension Supervisor {
     /// The driver reported that a session failed after it started (the device stopped, the media broke).
     func sessionFailedLater(_ session: String, _ error: MediaDeviceError) {
         guard let route = routes[session], route.playback != nil else { return }
-        logger.error("session on \(route.device.displayName) (\(session)) failed: \(error.message)")
+        logger.error("session on \(route.device.displayName) (\(session)) failed: \(error.message)", metadata: route.logMetadata)
         route.markPlaybackFailed()
         endMediaSession(on: route, error: error)
         if route.parent == nil {

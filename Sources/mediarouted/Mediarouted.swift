@@ -23,6 +23,9 @@ struct Mediarouted: AsyncParsableCommand {
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: String = "info"
 
+    @Flag(name: .customLong("log-journal"), help: "Log to journald's native socket, with structured fields (MEDIAROUTE_DRIVER, ...), when it exists; else to stderr, with <N> priorities when stderr is the journal.")
+    var logJournal = false
+
     @Option(name: .customLong("mpris-bus"), help: "The session bus to show media sessions on as MPRIS players (the desktop's media controls). Default: $DBUS_SESSION_BUS_ADDRESS.")
     var mprisBus: String?
 
@@ -68,16 +71,16 @@ struct Mediarouted: AsyncParsableCommand {
 
     func run() async throws {
         let level = Logger.Level(rawValue: logLevel)!
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
-        }
+        let logOutput = LogOutput.choose(nativeJournal: logJournal)
+        LoggingSystem.bootstrap { label in logOutput.handler(label: label, level: level) }
         let logger = Logger(label: "mediarouted")
+        if logJournal && !logOutput.isNative { logger.notice("--log-journal: journald's socket \(JournalSocket.configuredPath) is not there; logging to stderr") }
+        // systemd (Type=notify): the watchdog pings from the event loop from now on.
+        let service = SystemdService.fromEnvironment(loop: .shared, logger: logger)
         // Installed before anything else: a SIGTERM right after start must stop the daemon cleanly,
         // never kill it with drivers left behind. SIGHUP re-reads the driver manifests.
         let signals: SignalPipe
-        do { signals = try SignalPipe([SIGTERM, SIGINT, SIGHUP]) } catch { throw ValidationError("cannot watch signals: \(error)") }
+        do { signals = try SignalPipe([SIGTERM, SIGINT, SIGHUP] + DebugLoopWedge.signals) } catch { throw ValidationError("cannot watch signals: \(error)") }
         let mpris = noMPRIS ? nil : (mprisBus ?? ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"]).flatMap { $0.isEmpty ? nil : $0 }
         let push = noPush ? nil : pushListen.flatMap(PushListenAddress.init) ?? .standard
         let supervisor = Supervisor(configuration: SupervisorConfiguration(driversDirectories: directories, stateDirectory: resolvedStateDirectory,
@@ -92,6 +95,7 @@ struct Mediarouted: AsyncParsableCommand {
             throw ValidationError("cannot listen on \(path): \(error)")
         }
         logger.info("mediarouted \(getpid()) listening on \(path)")
+        await service?.ready(supervisor: supervisor)
 
         // SIGTERM and SIGINT stop every driver before the daemon exits.
         while let signalNumber = await signals.next(loop: supervisor.loop) {
@@ -100,9 +104,11 @@ struct Mediarouted: AsyncParsableCommand {
                 await supervisor.reloadManifests()
                 continue
             }
+            if DebugLoopWedge.handle(signalNumber, loop: supervisor.loop, logger: logger) { continue }
             logger.info("signal \(signalNumber): stopping every driver")
             break
         }
+        service?.stopping()
         server.close()
         await supervisor.shutdown()
         logger.info("mediarouted stopped")

@@ -19,17 +19,19 @@ public final class DaemonHarness: @unchecked Sendable {
         try await withTearDown { try await body(harness) } tearDown: { await harness.tearDown() }
     }
 
-    /// Starts the daemon (with `arguments` after the usual ones) and waits until its socket answers.
-    public func start(_ arguments: [String] = []) async throws {
+    /// Starts the daemon (with `arguments` after the usual ones, and `environment` added to the
+    /// test's; its stderr into `daemon.log` unless `standardError` is given) and waits until its socket answers.
+    public func start(_ arguments: [String] = [], environment: [String: String] = [:], standardError: Int32? = nil) async throws {
         let log = open(drivers.root + "/daemon.log", O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
         defer { close(log) }
+        let inherited = environment.isEmpty ? nil : ProcessInfo.processInfo.environment.merging(environment) { _, new in new }.map { "\($0.key)=\($0.value)" }
         daemon = try ChildProcess(executable: Self.binary("mediarouted"),
                                   arguments: ["--drivers-dir", drivers.drivers, "--state-dir", drivers.state, "--socket", socket] + arguments
                                       // Never the desktop's own session bus, unless the test gives one.
                                       + (arguments.contains("--mpris-bus") ? [] : ["--no-mpris"])
                                       // Pushes on a free port, so that daemons of tests side by side never collide.
                                       + (arguments.contains("--push-listen") || arguments.contains("--no-push") ? [] : ["--push-listen", "127.0.0.1:0"]),
-                                  standardOutput: log, standardError: log)
+                                  environment: inherited, standardOutput: log, standardError: standardError ?? log)
         try await waitUntil("daemon socket") { (try? UnixSocket.connect(path: self.socket)).map { close($0); return true } ?? false }
     }
 
