@@ -86,11 +86,10 @@ PROGRAMS := mediarouted mediaroute
 DRIVER_MANIFESTS := $(sort $(wildcard Protocols/*/org.mediaroute.*.json))
 DRIVER_PROGRAMS := $(foreach m,$(DRIVER_MANIFESTS),$(shell sed -n 's/^ *"executable": *"\([^"/]*\)".*/\1/p' $(m)))
 UNITS := Sources/mediarouted/systemd
-# The default configuration: none yet. Once mediarouted reads a configuration file, name it here
-# (DEFAULT_CONFIG := <its path in the repository>): install puts it in $(SYSCONFDIR)/mediaroute/
-# unless a file is there already (an operator's edits are kept), uninstall removes it only when
-# unchanged, and the units' ExecStart may then name it.
-DEFAULT_CONFIG :=
+# The default configuration (every key at its default, commented out): install puts it in
+# $(SYSCONFDIR)/mediaroute/ unless a file is there already (an operator's edits are kept), uninstall
+# removes it only when unchanged, and the system unit names it with --config.
+DEFAULT_CONFIG := Sources/mediarouted/mediarouted.yaml
 CONFIG_TARGET := $(SYSCONFDIR)/mediaroute/$(notdir $(DEFAULT_CONFIG))
 INSTALLED := $(PROGRAMS:%=$(BINDIR)/%) $(DRIVER_PROGRAMS:%=$(DRIVERSDIR)/%) $(addprefix $(DRIVERSDIR)/,$(notdir $(DRIVER_MANIFESTS))) \
              $(SYSTEM_UNITDIR)/mediarouted.service $(USER_UNITDIR)/mediarouted.service
@@ -109,7 +108,8 @@ install:
 	install -m 0644 $(DRIVER_MANIFESTS) $(DESTDIR)$(DRIVERSDIR)/
 	for kind in system user; do \
 	    target=$(DESTDIR)$(PREFIX)/lib/systemd/$$kind/mediarouted.service; \
-	    sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@DRIVERSDIR@|$(DRIVERSDIR)|g' $(UNITS)/$$kind/mediarouted.service > $$target && chmod 0644 $$target || exit 1; \
+	    sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@DRIVERSDIR@|$(DRIVERSDIR)|g' -e 's|@CONFIG@|$(CONFIG_TARGET)|g' \
+	        $(UNITS)/$$kind/mediarouted.service > $$target && chmod 0644 $$target || exit 1; \
 	done
 	@if [ -n "$(DEFAULT_CONFIG)" ]; then \
 	    if [ -e $(DESTDIR)$(CONFIG_TARGET) ]; then echo "kept $(DESTDIR)$(CONFIG_TARGET) as it is"; \

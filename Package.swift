@@ -34,6 +34,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-atomics", from: "1.3.0"),
         // HTTP for UPnP/DLNA (SOAP, GENA, the media server): NIOHTTP1's parser and encoders.
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        // mediarouted's configuration file: YAML over libyaml, whose every node carries its line and column.
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
         // `swift package generate-documentation` (make docs): a command plugin, built only when run.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -110,12 +112,18 @@ let package = Package(
                            .product(name: "NIOHTTP1", package: "swift-nio")]
         ),
 
+        // mediarouted's configuration: the file (YAML), where it is looked for, flags over it, reloads.
+        .target(
+            name: "MediaRouteConfiguration",
+            dependencies: ["MediaRouteSupervisor", "MediaRouteIPC", "MediaDevice", .product(name: "Yams", package: "Yams"),
+                           .product(name: "Logging", package: "swift-log")]
+        ),
         .executableTarget(
             name: "mediarouted",
-            dependencies: ["MediaRouteSupervisor", "MediaRouteIPC", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            dependencies: ["MediaRouteSupervisor", "MediaRouteConfiguration", "MediaRouteIPC", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                            .product(name: "Logging", package: "swift-log")],
-            // Its systemd units, which `make install` installs.
-            exclude: ["systemd"]
+            // Its systemd units and the commented default configuration (/etc/mediaroute/mediarouted.yaml), which `make install` installs.
+            exclude: ["systemd", "mediarouted.yaml"]
         ),
         // The operator CLI.
         .executableTarget(
@@ -219,6 +227,9 @@ let package = Package(
         .executableTarget(name: "mediaroute-test-remote-extension", dependencies: ["NowPlaying"], path: "Tests/TestRemoteExtension"),
         .testTarget(name: "MediaRouteSupervisorTests",
                     dependencies: ["MediaRouteSupervisor", "MediaDevice", "DBus", "PrivateDaemons", "TestSupport", "mediaroute-testdriver", "mediarouted", "mediaroute"]),
+        .testTarget(name: "MediaRouteConfigurationTests",
+                    dependencies: ["MediaRouteConfiguration", "MediaRouteSupervisor", "MediaRouteIPC", "TestSupport", "mediaroute-testdriver", "mediarouted",
+                                   "mediaroute", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "AVSystemRoutingTests",
                     dependencies: ["AVSystemRouting", "MediaRouteSupervisor", "MediaDevice", "PrivateDaemons", "TestSupport", "mediaroute-testdriver", "mediarouted",
                                    "mediaroute", "mediaroute-player"]),

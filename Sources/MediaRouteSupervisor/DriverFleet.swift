@@ -8,14 +8,21 @@ final class DriverFleet {
     private(set) var records: [DriverRecord] = []
     /// Manifests that cannot be used, with the reason.
     private(set) var refused: [DriverManifest.Problem] = []
-    let directories: [String]
+    /// Where manifests are read from, and what the daemon's configuration says over them: both
+    /// may change (SIGHUP), and apply at the next `load`.
+    var directories: [String]
+    var settings: DriverSettings
 
-    init(directories: [String]) { self.directories = directories }
+    init(directories: [String], settings: DriverSettings) {
+        self.directories = directories
+        self.settings = settings
+    }
 
     /// Reads every manifest; returns the records no longer served by any (their drivers are to stop).
     @discardableResult
     func load() -> [DriverRecord] {
-        let (manifests, problems) = DriverManifest.load(from: directories)
+        let (read, problems) = DriverManifest.load(from: directories)
+        let manifests = read.map { $0.configured(by: settings) }
         refused = problems
         let previous = records
         records = manifests.map { manifest in
@@ -50,6 +57,7 @@ final class DriverFleet {
             var pid: Int32?, uptime: Duration?
             let state: DriverStatus.State
             switch record.phase {
+            case _ where settings.isDisabled(record.id): state = .disabledByConfiguration
             case _ where disabled.contains(record.id): state = .disabled
             case .stopped: state = .stopped
             case .starting: state = .starting

@@ -25,10 +25,17 @@ public struct DriverManifest: Sendable, Hashable {
     public let displayName: String
     public let executable: String
     public let arguments: [String]
-    /// Added to the supervisor's environment for this driver (e.g. SWIFT_BACKTRACE, log levels).
-    public let environment: [String: String]
-    public let restart: RestartPolicy
-    public let timeouts: Timeouts
+    /// Added to the supervisor's environment for this driver (e.g. SWIFT_BACKTRACE, log levels),
+    /// with the daemon configuration's additions once `configured(by:)`.
+    public internal(set) var environment: [String: String]
+    /// In force: the built-in defaults with the manifest's own settings over them, and the daemon
+    /// configuration's layers once `configured(by:)`.
+    public internal(set) var restart: RestartPolicy
+    public internal(set) var timeouts: Timeouts
+    /// What the manifest itself says, before any configuration.
+    public let declaredRestart: RestartSettings
+    public let declaredTimeouts: TimeoutSettings
+    public let declaredEnvironment: [String: String]
 
     public struct Timeouts: Sendable, Hashable {
         public var request: Duration = .seconds(10)
@@ -73,7 +80,7 @@ public struct DriverManifest: Sendable, Hashable {
             environment[member.key] = value
         }
 
-        var restart = RestartPolicy()
+        var restart = RestartSettings()
         if let r = object["restart"]?.objectValue {
             func positive(_ key: String) throws(Problem) -> Int64? {
                 guard let value = r[key] else { return nil }
@@ -85,7 +92,7 @@ public struct DriverManifest: Sendable, Hashable {
             if let n = try positive("initialBackoffMilliseconds") { restart.initialBackoff = .milliseconds(n) }
             if let n = try positive("maximumBackoffMilliseconds") { restart.maximumBackoff = .milliseconds(n) }
         }
-        var timeouts = Timeouts()
+        var timeouts = TimeoutSettings()
         if let t = object["timeouts"]?.objectValue {
             func milliseconds(_ key: String) throws(Problem) -> Duration? {
                 guard let value = t[key] else { return nil }
@@ -104,8 +111,11 @@ public struct DriverManifest: Sendable, Hashable {
         self.executable = resolved
         self.arguments = arguments
         self.environment = environment
-        self.restart = restart
-        self.timeouts = timeouts
+        self.restart = restart.applied(to: RestartPolicy())
+        self.timeouts = timeouts.applied(to: Timeouts())
+        self.declaredEnvironment = environment
+        self.declaredRestart = restart
+        self.declaredTimeouts = timeouts
     }
 
     /// A driver's three names of its protocol, checked to agree (two here, the third at the handshake).

@@ -181,6 +181,7 @@ enum StopReason: Sendable, Equatable, CustomStringConvertible {
     case idle
     case restartedByOperator
     case disabledByOperator
+    case disabledByConfiguration
     case supervisorShuttingDown
     /// Killed for misbehaving: hung, flooding, violating the protocol.
     case killed(String)
@@ -192,6 +193,7 @@ enum StopReason: Sendable, Equatable, CustomStringConvertible {
         case .idle: "exited when idle"
         case .restartedByOperator: "restarted by the operator"
         case .disabledByOperator: "stopped by the operator"
+        case .disabledByConfiguration: "stopped: disabled in the configuration file"
         case .supervisorShuttingDown: "stopped: the supervisor is shutting down"
         case .killed(let why): why
         }

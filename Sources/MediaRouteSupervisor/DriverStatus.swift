@@ -10,6 +10,8 @@ public struct DriverStatus: Sendable, Hashable {
         /// The restart budget is spent, or the driver lied about its identity; `enable` starts it again.
         case failed(String)
         case disabled
+        /// The daemon's configuration file says `enabled: false` for it.
+        case disabledByConfiguration
         /// The manifest is wrong, or the driver names another protocol than its manifest: not
         /// started (again) until the manifest changes or `enable`.
         case refused(String)
@@ -43,6 +45,7 @@ extension DriverStatus.State: CustomStringConvertible {
         case .restarting(let after): "restarting in \(after.milliseconds) ms"
         case .failed(let why): "failed: \(why)"
         case .disabled: "disabled"
+        case .disabledByConfiguration: "disabled in the configuration file"
         case .refused(let why): "refused: \(why)"
         }
     }

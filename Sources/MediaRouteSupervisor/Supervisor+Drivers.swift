@@ -8,13 +8,16 @@ extension Supervisor {
     func isEligible(_ record: DriverRecord) -> Bool {
         switch record.phase {
         case .failed, .refused: false
-        default: !book.isDisabled(record.id)
+        default: !isDisabled(record.id)
         }
     }
 
     /// The running driver, starting it if needed; concurrent callers share one start.
     func ensureRunning(_ record: DriverRecord) async throws -> DriverProcess {
         if isShuttingDown { throw MediaDeviceError(.driverFailed, "the supervisor is shutting down") }
+        if configuration.drivers.isDisabled(record.id) {
+            throw MediaDeviceError(.driverFailed, "driver \(record.id) is disabled in the configuration file (enabled: false); change that and send mediarouted SIGHUP to start it again")
+        }
         if book.isDisabled(record.id) {
             throw MediaDeviceError(.driverFailed, "driver \(record.id) is disabled; `mediaroute enable \(record.id)` starts it again")
         }

@@ -17,6 +17,7 @@ extension Supervisor {
             if let process = record.process { await stop(process, .disabledByOperator) }
             record.cancelTimers(loop)
         }
+        await stopDriversDisabledByConfiguration()
         endOrphanedRemoteSessions()
         if !pickers.isEmpty {
             for record in fleet.drivers where isEligible(record) && record.process == nil { await startDiscovery(record) }
@@ -38,6 +39,9 @@ extension Supervisor {
     public func enableDriver(_ protocolID: String) async throws {
         await reloadManifests()
         let record = try fleet.require(protocolID)
+        if configuration.drivers.isDisabled(protocolID) {
+            throw MediaDeviceError(.unsupported, "\(protocolID) is disabled in mediarouted's configuration file (enabled: false); change that there and send mediarouted SIGHUP")
+        }
         try book.change { $0.disabledDrivers.remove(protocolID) }
         record.budget.reset()
         switch record.phase {

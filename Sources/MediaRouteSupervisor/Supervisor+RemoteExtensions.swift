@@ -74,7 +74,7 @@ extension Supervisor {
         switch record.phase {
         case .backingOff:
             return
-        case .stopped where !isShuttingDown && !book.isDisabled(record.id):
+        case .stopped where !isShuttingDown && !isDisabled(record.id):
             // Stopped on purpose (restarted by the operator): its sessions need it running.
             Task { _ = try? await self.ensureRunning(record) }
         default:

@@ -21,8 +21,13 @@ public struct SupervisorConfiguration: Sendable {
     /// Where to accept pushes (`PushEndpoint`); nil accepts none.
     public var pushListenAddress: PushListenAddress?
 
+    /// Restart and timeout defaults for every driver, and per-driver overrides (the daemon's
+    /// configuration file).
+    public var drivers: DriverSettings
+
     public init(driversDirectories: [String], stateDirectory: String, discoveryOnDemand: Duration = .seconds(5), mprisBusAddress: String? = nil,
-                pushListenAddress: PushListenAddress? = nil) {
+                pushListenAddress: PushListenAddress? = nil, drivers: DriverSettings = DriverSettings()) {
+        self.drivers = drivers
         self.driversDirectories = driversDirectories
         self.stateDirectory = stateDirectory
         self.discoveryOnDemand = discoveryOnDemand
@@ -44,7 +49,8 @@ public struct SupervisorConfiguration: Sendable {
 public actor Supervisor {
     public nonisolated let loop: EventLoop
     public nonisolated var unownedExecutor: UnownedSerialExecutor { loop.asUnownedSerialExecutor() }
-    let configuration: SupervisorConfiguration
+    /// Its live parts change with `reconfigure` (SIGHUP).
+    var configuration: SupervisorConfiguration
     let logger: Logger
 
     let fleet: DriverFleet
@@ -78,7 +84,7 @@ public actor Supervisor {
         self.configuration = configuration
         self.logger = logger
         self.loop = loop
-        self.fleet = DriverFleet(directories: configuration.driversDirectories)
+        self.fleet = DriverFleet(directories: configuration.driversDirectories, settings: configuration.drivers)
         self.book = OperatorBook(stateDirectory: configuration.stateDirectory)
         self.pushCredentials = PushCredentials(stateDirectory: configuration.stateDirectory)
         self.pushToStartTokens = AppSecretStore(path: (configuration.stateDirectory as NSString).appendingPathComponent("push-to-start-tokens.json"),
@@ -94,6 +100,7 @@ public actor Supervisor {
         try? FileManager.default.removeItem(atPath: artworkDirectory)
         fleet.load()
         for problem in fleet.refused { logger.error("refused driver manifest \(problem)") }
+        warnAboutUnservedOverrides()
         if let address = configuration.mprisBusAddress, mpris == nil { showSessionsOnTheDesktop(address) }
         if let address = configuration.pushListenAddress, pushEndpoint == nil { await acceptPushes(at: address) }
         logger.info("\(fleet.records.count) driver(s) ready: \(fleet.records.map(\.manifest.protocolID).joined(separator: ", "))")

@@ -38,7 +38,7 @@ struct SystemdUnitTests {
         let built = (DaemonHarness.binary("mediarouted") as NSString).deletingLastPathComponent
         let template = try String(contentsOfFile: packageRoot + "/Sources/mediarouted/systemd/\(kind)/mediarouted.service", encoding: .utf8)
         let unit = directory + "/mediarouted.service"
-        try template.replacingOccurrences(of: "@BINDIR@", with: built).replacingOccurrences(of: "@DRIVERSDIR@", with: directory)
+        try template.replacingOccurrences(of: "@BINDIR@", with: built).replacingOccurrences(of: "@DRIVERSDIR@", with: directory).replacingOccurrences(of: "@CONFIG@", with: directory + "/mediarouted.yaml")
             .write(toFile: unit, atomically: true, encoding: .utf8)
         try await body(unit, directory)
     }
