@@ -127,5 +127,6 @@ uninstall:
 	@if [ -n "$(DEFAULT_CONFIG)" ]; then rmdir $(DESTDIR)$(SYSCONFDIR)/mediaroute 2>/dev/null || true; fi
 	@if [ -n "$(DESTDIR)" ]; then for file in $(INSTALLED) $(if $(DEFAULT_CONFIG),$(CONFIG_TARGET)); do \
 	    directory=$$(dirname $(DESTDIR)$$file); \
-	    while [ "$$directory" != "$(DESTDIR)" ] && [ "$$directory" != / ] && rmdir "$$directory" 2>/dev/null; do directory=$$(dirname "$$directory"); done; \
+	    while [ "$$directory" != "$(DESTDIR)" ] && [ "$$directory" != / ]; do \
+	        if [ -d "$$directory" ]; then rmdir "$$directory" 2>/dev/null || break; fi; directory=$$(dirname "$$directory"); done; \
 	done; fi

@@ -21,16 +21,18 @@ struct InstallTests {
         let install = try await make("install", destination: destination)
         #expect(install.termination == .exited(0), "\(install.standardOutput)\(install.standardError)")
 
-        let expected = ["usr/bin/mediarouted", "usr/bin/mediaroute", "usr/lib/systemd/system/mediarouted.service", "usr/lib/systemd/user/mediarouted.service"]
+        let expected = ["usr/bin/mediarouted", "usr/bin/mediaroute", "usr/lib/systemd/system/mediarouted.service", "usr/lib/systemd/user/mediarouted.service",
+                        "etc/mediaroute/mediarouted.yaml"]
             + Self.drivers.flatMap { ["usr/lib/mediaroute/drivers/mediaroute-\($0)-driver", "usr/lib/mediaroute/drivers/org.mediaroute.\($0).json"] }
         let files = try installedFiles(destination)
         #expect(files == Set(expected), "installed: \(files.sorted())")
-        for program in expected where !program.hasSuffix(".json") && !program.hasSuffix(".service") {
+        for program in expected where !program.hasSuffix(".json") && !program.hasSuffix(".service") && !program.hasSuffix(".yaml") {
             #expect(access(destination + "/" + program, X_OK) == 0, "\(program) is not executable")
         }
         for kind in ["system", "user"] {
             let unit = try String(contentsOfFile: destination + "/usr/lib/systemd/\(kind)/mediarouted.service", encoding: .utf8)
-            #expect(unit.contains("\nExecStart=/usr/bin/mediarouted --drivers-dir /usr/lib/mediaroute/drivers "), "\(kind) unit")
+            let config = kind == "system" ? "--config /etc/mediaroute/mediarouted.yaml " : ""
+            #expect(unit.contains("\nExecStart=/usr/bin/mediarouted \(config)--drivers-dir /usr/lib/mediaroute/drivers "), "\(kind) unit")
             #expect(unit.range(of: "@[A-Z]+@", options: .regularExpression) == nil, "a placeholder is left in the \(kind) unit")
         }
 

@@ -30,9 +30,18 @@ public final class DaemonHarness: @unchecked Sendable {
                                       // Never the desktop's own session bus, unless the test gives one.
                                       + (arguments.contains("--mpris-bus") ? [] : ["--no-mpris"])
                                       // Pushes on a free port, so that daemons of tests side by side never collide.
-                                      + (arguments.contains("--push-listen") || arguments.contains("--no-push") ? [] : ["--push-listen", "127.0.0.1:0"]),
+                                      + (arguments.contains("--push-listen") || arguments.contains("--no-push") ? [] : ["--push-listen", "127.0.0.1:0"])
+                                      // Never the machine's own configuration file (/etc/mediaroute), unless the test gives one.
+                                      + (arguments.contains("--config") || environment["MEDIAROUTE_CONFIG"] != nil ? [] : ["--config", try emptyConfiguration()]),
                                   environment: inherited, standardOutput: log, standardError: standardError ?? log)
         try await waitUntil("daemon socket") { (try? UnixSocket.connect(path: self.socket)).map { close($0); return true } ?? false }
+    }
+
+    /// A configuration file with nothing in it: every setting at its default.
+    private func emptyConfiguration() throws -> String {
+        let path = drivers.root + "/empty-configuration.yaml"
+        if !FileManager.default.fileExists(atPath: path) { try Data().write(to: URL(fileURLWithPath: path)) }
+        return path
     }
 
     /// The daemon's resident memory, in KiB.
