@@ -128,7 +128,9 @@ let package = Package(
         // The operator CLI.
         .executableTarget(
             name: "mediaroute",
-            dependencies: ["MediaRouteIPC", "MediaRouteWire", "MediaDevice", "MediaCodecs", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["MediaRouteIPC", "MediaRouteWire", "MediaDevice", "MediaCodecs", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                           // `doctor`: browsing through Avahi and searching SSDP as the drivers do.
+                           "AvahiDiscovery", "UPnP", .product(name: "NIOHTTP1", package: "swift-nio")]
         ),
 
         // The reference protocol (Protocols/Reference/PROTOCOL.md): its shared definitions, its
@@ -261,6 +263,9 @@ let package = Package(
                                                     .product(name: "NIOPosix", package: "swift-nio")]),
         .testTarget(name: "DACPTests", dependencies: ["DACP", "RAOP", "AvahiDiscovery", "DBus", "PrivateDaemons", "TestSupport",
                                                     .product(name: "NIOCore", package: "swift-nio")]),
+        // `mediaroute doctor` against staged faults: Avahi stopped, a driver failed, no multicast, a drop rule, a device its driver refuses.
+        .testTarget(name: "DoctorTests", dependencies: ["MediaRouteIPC", "PrivateDaemons", "TestSupport", "mediaroute-testdriver", "mediaroute-airplay-driver",
+                                                      "mediarouted", "mediaroute"]),
         .testTarget(name: "COpusTests", dependencies: ["COpus", "MediaRouteIPC"]),
         .testTarget(name: "CX264Tests", dependencies: ["CX264"]),
     ],

@@ -24,6 +24,7 @@ enum ControlRequests {
                   recentEvents: await supervisor.recentEvents, pushAddress: await supervisor.pushAddress?.description)
         }
         on(Control.ListDrivers.self) { _, _ in .init(drivers: await supervisor.driverStatuses().map(\.report)) }
+        on(Control.DriverLog.self) { request, _ in .init(lines: supervisor.driverLog.lines(of: request.protocol)) }
         on(Control.ListRoutes.self) { _, _ in .init(routes: await supervisor.activeRoutes()) }
         on(Control.NowPlaying.self) { _, _ in .init(sessions: await supervisor.nowPlaying()) }
         on(Control.OpenPicker.self, forApps: true) { _, incoming in

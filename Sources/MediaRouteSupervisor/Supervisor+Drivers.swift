@@ -44,7 +44,7 @@ extension Supervisor {
         let process: DriverProcess
         do {
             process = try await DriverProcess.start(
-                manifest: record.manifest, stateDirectory: stateDirectory, loop: loop, logger: logger,
+                manifest: record.manifest, stateDirectory: stateDirectory, loop: loop, logger: driverLog.logger(for: id, forwardingTo: logger),
                 handlers: record.manifest.kind == .protocolDriver ? driverHandlers(id) : extensionHandlers(id),
                 // Runs on the loop inside the connection, before it closes: record why the driver is
                 // being ended before it can see the closed socket and exit on its own.

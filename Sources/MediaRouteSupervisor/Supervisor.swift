@@ -57,6 +57,8 @@ public actor Supervisor {
     let routes = RouteTable()
     let pickers = PickerBoard()
     let events = EventBus()
+    /// Each driver's last log lines (`drivers.log`).
+    nonisolated let driverLog = DriverLogBook()
     /// Apps' remote media sessions (NowPlaying), made by their extensions.
     let remote = RemoteSessionTable()
     /// Media sessions shown on the desktop (MPRIS), when a session bus was given.
