@@ -25,6 +25,7 @@ let package = Package(
         .library(name: "DBus", targets: ["DBus"]),
         .executable(name: "mediaroute-demo", targets: ["mediaroute-demo"]),
         .executable(name: "mediaroute-bench", targets: ["mediaroute-bench"]),
+        .executable(name: "mediaroute-conformance", targets: ["mediaroute-conformance"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
@@ -185,6 +186,13 @@ let package = Package(
         .executableTarget(
             name: "mediaroute-demo",
             dependencies: ["PrivateDaemons", "MediaRouteIPC", "ReferenceProtocol", "CLinuxHelpers", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
+
+        // The conformance kit: plays the supervisor toward any driver (in any language) and checks it
+        // against IPC/README.md, with faults injected from the supervisor's side.
+        .executableTarget(
+            name: "mediaroute-conformance",
+            dependencies: ["MediaRouteSupervisor", "MediaRouteWire", "MediaRouteIPC", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
 
         // Benchmarks: each compares against a raw C baseline measured in the same run.
