@@ -247,6 +247,10 @@ let package = Package(
                                                     .product(name: "NIOPosix", package: "swift-nio")]),
         .testTarget(name: "DACPTests", dependencies: ["DACP", "RAOP", "AvahiDiscovery", "DBus", "PrivateDaemons", "TestSupport",
                                                     .product(name: "NIOCore", package: "swift-nio")]),
+        // The conformance kit run on every driver: the test driver, the Python example, Protocols/ (with real receivers for the reference).
+        .testTarget(name: "ConformanceTests",
+                    dependencies: ["MediaRouteIPC", "PrivateDaemons", "TestSupport", "mediaroute-conformance", "mediaroute-testdriver", "mediaroute-receiver",
+                                   "mediaroute-reference-driver", "mediaroute-dlna-driver", "mediaroute-bluetooth-driver", "mediaroute-airplay-driver"]),
         .testTarget(name: "COpusTests", dependencies: ["COpus", "MediaRouteIPC"]),
         .testTarget(name: "CX264Tests", dependencies: ["CX264"]),
     ],

@@ -24,6 +24,8 @@ struct ConformanceCommand: AsyncParsableCommand {
     @Option(help: "Seconds an activation, pairing or session outcome may take.") var outcomeSeconds = 10.0
     @Option(help: "The code that pairs a device asking for one (without it, the right-code check is skipped).") var pairingCode: String?
     @Option(help: "The URL session.start plays.") var url = "http://127.0.0.1:9/conformance.wav"
+    @Option(help: "The device application session.start launches and data goes to (default: a session in player mode; data to org.mediaroute.conformance).")
+    var application: String?
     @Flag(help: "Pass the driver's standard output and error through to standard error.") var showDriverOutput = false
 
     func run() async throws {
@@ -41,7 +43,7 @@ struct ConformanceCommand: AsyncParsableCommand {
         defer { try? FileManager.default.removeItem(atPath: stateDirectory) }
         let setup = KitSetup(manifest: parsed, stateDirectory: stateDirectory, showDriverOutput: showDriverOutput,
                              discoveryBound: .milliseconds(Int64(discoverySeconds * 1000)), outcomeBound: .milliseconds(Int64(outcomeSeconds * 1000)),
-                             pairingCode: pairingCode, url: url)
+                             pairingCode: pairingCode, url: url, application: application)
         let report = ConformanceReport(manifestPath: parsed.path)
         report.record(CheckResult(section: "Manifest", clause: "the manifest is accepted as mediarouted accepts it (README, Driver manifests)",
                                   outcome: .pass, detail: "\(parsed.protocolID), \(parsed.executable)", seconds: 0))

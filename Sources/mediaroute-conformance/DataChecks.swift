@@ -1,4 +1,5 @@
 import Foundation
+import MediaRouteIPC
 import MediaRouteWire
 
 /// §11.2 data in both directions: `session.dataToDevice` is answered; what the device's
@@ -14,10 +15,18 @@ struct DataChecks {
         let mark = driver.events.mark
         let sent = await report.check(section, "session.dataToDevice is answered") {
             let payload = Base64Payload(Data("conformance: hello from the kit".utf8))
-            _ = try await driver.call(ToDriver.DataToDevice(session: route.session, application: setup.application, data: payload))
+            do {
+                _ = try await driver.call(ToDriver.DataToDevice(session: route.session, application: setup.dataApplication, data: payload))
+            } catch let error as RPCError where (1000...1999).contains(error.code.rawValue) {
+                // A device error is an answer: the device has no such application, say.
+                return .skip("the device refused data for \(setup.dataApplication): \(error) (give --application one it runs)")
+            }
             return .pass
         }
-        guard sent.outcome == .pass else { return }
+        guard sent.outcome == .pass else {
+            report.skip(section, "session.dataToApplication carries the session, the application and base64 data (§11.1)", because: "no data reached the device")
+            return
+        }
         guard let answer = await driver.events.first(["session.dataToApplication"], session: route.session, after: mark, within: Self.answerBound) else {
             report.skip(section, "session.dataToApplication carries the session, the application and base64 data (§11.1)",
                         because: "the device's application sent nothing back within \(Self.answerBound) (it need not)")
@@ -25,7 +34,7 @@ struct DataChecks {
         }
         await report.check(section, "session.dataToApplication carries the session, the application and base64 data (§11.1)") {
             let data = try FromDriver.DataToApplication.decode(answer.params)
-            guard data.application == setup.application else { return .fail("addressed to \"\(data.application)\", not \"\(setup.application)\"") }
+            guard data.application == setup.dataApplication else { return .fail("addressed to \"\(data.application)\", not \"\(setup.dataApplication)\"") }
             return .pass("\(data.data.byteCount) bytes back")
         }
     }

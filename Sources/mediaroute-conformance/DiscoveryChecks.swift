@@ -60,14 +60,14 @@ struct DiscoveryChecks {
     }
 
     /// Waits for the first device for at most the discovery bound, then for the devices in
-    /// `expecting` (or, without, for a quiet half second) within the same bound; returns the
+    /// `expecting` (or, without, for a quiet second) within the same bound; returns the
     /// devices known at the end, in the order found.
     private func collect(_ driver: DriverUnderTest, after mark: Int, expecting: Set<String> = []) async -> [MediaOutputDevice] {
         let deadline = ContinuousClock.now + setup.discoveryBound
         var position = mark
         var devices: [MediaOutputDevice] = []
         while ContinuousClock.now < deadline {
-            let quiet: Duration = devices.isEmpty ? deadline - ContinuousClock.now : .milliseconds(500)
+            let quiet: Duration = devices.isEmpty ? deadline - ContinuousClock.now : .seconds(1)
             guard let event = await driver.events.first(Self.reports, after: position, within: min(quiet, deadline - ContinuousClock.now)) else { break }
             position = event.index + 1
             Self.apply(event, to: &devices)

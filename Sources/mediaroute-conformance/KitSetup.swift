@@ -16,8 +16,10 @@ struct KitSetup: Sendable {
     let pairingCode: String?
     /// What `session.start` plays.
     let url: String
-    /// The application sessions and data are addressed to.
-    let application = "org.mediaroute.conformance"
+    /// The device application `session.start` launches (nil: a session in player mode) and data is
+    /// addressed to (without one, "org.mediaroute.conformance").
+    let application: String?
+    var dataApplication: String { application ?? "org.mediaroute.conformance" }
     /// Devices the kit activates at most (found first, first tried).
     let deviceLimit = 4
 
