@@ -410,8 +410,10 @@ class LampDriver:
                 if not self.channel.receive():
                     raise SystemExit(0)          # end of file on descriptor 3: leave (§11.2, Idle exit)
                 self.handle_frames()
+            # Only the eventfds of rings still open: a stream.stop just handled may have closed one that was ready.
+            live = {ring.wakeup_fd for ring in self.rings.values()}
             for fd in ready:
-                if fd is not self.channel:
+                if fd is not self.channel and fd in live:
                     try:
                         os.read(fd, 8)
                     except BlockingIOError:
