@@ -94,15 +94,12 @@ struct ActivationChecks {
         }
         // Cancelled.
         await report.check(section, clauses[2]) {
-            let session = sessions.next()
-            let mark = driver.events.mark
-            _ = try await driver.call(ToDriver.Activate(device: device, session: session, features: device.capabilities))
-            guard let asked = await driver.events.first(Self.outcomes, session: session, after: mark, within: setup.outcomeBound),
-                  asked.method == "device.pairingRequested" else { return .fail("the second activation did not ask for pairing again") }
-            let cancelled = driver.events.mark
-            _ = try await driver.call(ToDriver.Pair(device: device, session: session, code: nil))
-            let outcome = await driver.events.first(Self.outcomes, session: session, after: cancelled, within: setup.outcomeBound)
-            await deactivate(driver, device, session)
+            let (session, asked) = try await activate(driver, device)
+            guard asked?.method == "device.pairingRequested" else {
+                await deactivate(driver, device, session)
+                return .fail("the second activation did not ask for pairing again")
+            }
+            let outcome = try await pair(driver, device, session, code: nil)
             guard let outcome else { return .fail("no outcome within \(setup.outcomeBound)") }
             guard outcome.method == "device.activationFailed" else { return .fail("\(outcome.method) after the cancel") }
             let error = try FromDriver.ActivationFailed.decode(outcome.params).error
@@ -115,18 +112,13 @@ struct ActivationChecks {
         }
         var paired: MediaOutputDevice?
         await report.check(section, clauses[3]) {
-            let session = sessions.next()
-            let mark = driver.events.mark
-            _ = try await driver.call(ToDriver.Activate(device: device, session: session, features: device.capabilities))
-            guard let asked = await driver.events.first(Self.outcomes, session: session, after: mark, within: setup.outcomeBound) else {
-                return .fail("no outcome within \(setup.outcomeBound)")
+            let (session, asked) = try await activate(driver, device)
+            guard let asked, asked.method == "device.pairingRequested" else {
+                await deactivate(driver, device, session)
+                if asked?.method == "device.activated" { paired = device; return .pass("activated without asking again (paired before)") }
+                return .fail(asked.map { "\($0.method) instead of a pairing request" } ?? "no outcome within \(setup.outcomeBound)")
             }
-            if asked.method == "device.activated" { paired = device; await deactivate(driver, device, session); return .pass("activated without asking again (paired before)") }
-            guard asked.method == "device.pairingRequested" else { return .fail("\(asked.method) instead of a pairing request") }
-            let answered = driver.events.mark
-            _ = try await driver.call(ToDriver.Pair(device: device, session: session, code: code))
-            let outcome = await driver.events.first(Self.outcomes, session: session, after: answered, within: setup.outcomeBound)
-            await deactivate(driver, device, session)
+            let outcome = try await pair(driver, device, session, code: code)
             guard let outcome else { return .fail("no outcome within \(setup.outcomeBound)") }
             guard outcome.method == "device.activated" else { return .fail("\(outcome.method) after the code \(code): \(outcome.params)") }
             paired = device
@@ -158,6 +150,23 @@ struct ActivationChecks {
         default:
             return .fail("device.activated after the wrong code \(code ?? "")")
         }
+    }
+
+    /// Activates `device` on a new session; returns the session and its first outcome, if one came in time.
+    private func activate(_ driver: DriverUnderTest, _ device: MediaOutputDevice) async throws -> (String, DriverEvent?) {
+        let session = sessions.next()
+        let mark = driver.events.mark
+        _ = try await driver.call(ToDriver.Activate(device: device, session: session, features: device.capabilities))
+        return (session, await driver.events.first(Self.outcomes, session: session, after: mark, within: setup.outcomeBound))
+    }
+
+    /// Answers the pairing request of `session` with `code` and returns the outcome; the session is released after.
+    private func pair(_ driver: DriverUnderTest, _ device: MediaOutputDevice, _ session: String, code: String?) async throws -> DriverEvent? {
+        let mark = driver.events.mark
+        _ = try await driver.call(ToDriver.Pair(device: device, session: session, code: code))
+        let outcome = await driver.events.first(Self.outcomes, session: session, after: mark, within: setup.outcomeBound)
+        await deactivate(driver, device, session)
+        return outcome
     }
 
     static func describe(_ method: MediaOutputDevice.AuthorizationMethod) -> String {
