@@ -25,6 +25,7 @@ let package = Package(
         .library(name: "DBus", targets: ["DBus"]),
         .executable(name: "mediaroute-demo", targets: ["mediaroute-demo"]),
         .executable(name: "mediaroute-bench", targets: ["mediaroute-bench"]),
+        .executable(name: "mediaroute-conformance", targets: ["mediaroute-conformance"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
@@ -204,6 +205,13 @@ let package = Package(
             dependencies: ["PrivateDaemons", "MediaRouteIPC", "ReferenceProtocol", "CLinuxHelpers", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
 
+        // The conformance kit: plays the supervisor toward any driver (in any language) and checks it
+        // against IPC/README.md, with faults injected from the supervisor's side.
+        .executableTarget(
+            name: "mediaroute-conformance",
+            dependencies: ["MediaRouteSupervisor", "MediaRouteWire", "MediaRouteIPC", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+        ),
+
         // Benchmarks: each compares against a raw C baseline measured in the same run.
         .target(name: "CBenchBaseline", dependencies: ["COpus", "CSBC", "COpenSSL"]),
         .executableTarget(name: "mediaroute-bench-peer"),
@@ -266,6 +274,10 @@ let package = Package(
         // `mediaroute doctor` against staged faults: Avahi stopped, a driver failed, no multicast, a drop rule, a device its driver refuses.
         .testTarget(name: "DoctorTests", dependencies: ["MediaRouteIPC", "PrivateDaemons", "TestSupport", "mediaroute-testdriver", "mediaroute-airplay-driver",
                                                       "mediarouted", "mediaroute"]),
+        // The conformance kit run on every driver: the test driver, the Python example, Protocols/ (with real receivers for the reference).
+        .testTarget(name: "ConformanceTests",
+                    dependencies: ["MediaRouteIPC", "PrivateDaemons", "TestSupport", "mediaroute-conformance", "mediaroute-testdriver", "mediaroute-receiver",
+                                   "mediaroute-reference-driver", "mediaroute-dlna-driver", "mediaroute-bluetooth-driver", "mediaroute-airplay-driver"]),
         .testTarget(name: "COpusTests", dependencies: ["COpus", "MediaRouteIPC"]),
         .testTarget(name: "CX264Tests", dependencies: ["CX264"]),
     ],

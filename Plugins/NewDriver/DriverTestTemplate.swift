@@ -12,8 +12,9 @@ enum DriverTestTemplate {
         /// and the driver's handshake: the three names of \#(names.protocolID) agree.
         ///
         /// Next step: the conformance kit walks the whole IPC specification against the driver, faults
-        /// included (`mediaroute-conformance DRIVER-EXECUTABLE MANIFEST --json`):
-        ///     mediaroute-conformance .build/debug/\#(names.executable) Protocols/\#(names.folder)/\#(names.manifestFile) --json
+        /// included (`mediaroute-conformance MANIFEST --json`; the manifest names the executable,
+        /// relative to its own folder, so give the kit a copy whose "executable" is the built program:
+        /// `.build/debug/\#(names.executable)`).
         @Suite struct \#(names.testTarget) {
             static let protocolID = "\#(names.protocolID)"
 

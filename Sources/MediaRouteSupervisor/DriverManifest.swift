@@ -191,7 +191,7 @@ extension DriverManifest {
 
     /// Checks the identity a process gives in `hello` against this manifest: a driver's third name
     /// of its protocol, an extension's app.
-    func check(_ identity: JSONObject) throws(RPCError) {
+    package func check(_ identity: JSONObject) throws(RPCError) {
         switch kind {
         case .protocolDriver:
             let identity = try DriverIdentity(identity)

@@ -19,7 +19,7 @@ public enum UnixSocket {
 
     /// Writes `bytes` with one `sendmsg`, attaching `descriptors` to the first byte.
     /// Returns bytes written, or nil when the socket buffer is full.
-    static func send(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, descriptors: [Int32]) throws(IPCSystemError) -> Int? {
+    package static func send(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, descriptors: [Int32]) throws(IPCSystemError) -> Int? {
         var iov = iovec(iov_base: UnsafeMutableRawPointer(mutating: bytes.baseAddress), iov_len: bytes.count)
         var header = msghdr()
         let sent: Int = withUnsafeMutablePointer(to: &iov) { iovPointer in
