@@ -35,7 +35,10 @@ final class ReceiverLink {
     private var reconnecting = false
     private(set) var volume = 0.5
     private(set) var muted = false
-    private let commands: AsyncStream<(String, JSONObject)>.Continuation
+    /// Volume commands sent and not yet answered: while any is, the receiver's `volume.changed`
+    /// events may describe the level before it, and are not taken (the last answer is).
+    private var volumeCommandsInFlight = 0
+    private let commands: AsyncStream<(method: String, params: JSONObject, isVolume: Bool)>.Continuation
     private let events: AsyncStream<(String, JSONObject)>.Continuation
 
     static let connectTimeout: Duration = .seconds(3)
@@ -50,16 +53,18 @@ final class ReceiverLink {
         port = endpoint.port
         self.credentials = credentials
         self.onEvent = onEvent
-        let (commandStream, commands) = AsyncStream<(String, JSONObject)>.makeStream()
+        let (commandStream, commands) = AsyncStream<(method: String, params: JSONObject, isVolume: Bool)>.makeStream()
         let (eventStream, events) = AsyncStream<(String, JSONObject)>.makeStream()
         self.commands = commands
         self.events = events
         Task { @MainActor [weak self] in
-            for await (method, params) in commandStream {
+            for await (method, params, isVolume) in commandStream {
                 guard let self else { return }
-                do { _ = try await self.request(method: method, params) } catch {
+                var answer: JSONValue?
+                do { answer = try await self.request(method: method, params) } catch {
                     FileHandle.standardError.write(Data("\(self.device.displayName): \(method) failed: \(error)\n".utf8))
                 }
+                if isVolume { self.volumeAnswered(answer) }
             }
         }
         Task { @MainActor [weak self] in
@@ -183,7 +188,22 @@ final class ReceiverLink {
     }
 
     /// A command whose answer nobody waits for (a playback control's setter); commands keep their order.
-    func send<Request: WireRequest>(_ request: Request) { commands.yield((Request.method, request.params)) }
+    func send<Request: WireRequest>(_ request: Request) { commands.yield((Request.method, request.params, false)) }
+
+    /// A volume command: its answer is the receiver's level after it.
+    private func sendVolume<Request: WireRequest>(_ request: Request) where Request.Result == ReferenceRequest.Volume {
+        volumeCommandsInFlight += 1
+        commands.yield((Request.method, request.params, true))
+    }
+
+    /// The last volume command in flight answered: its level is the receiver's.
+    private func volumeAnswered(_ answer: JSONValue?) {
+        volumeCommandsInFlight -= 1
+        guard volumeCommandsInFlight == 0, let answer, let reading = try? ReferenceRequest.VolumeSet.decodeResult(answer) else { return }
+        guard reading.volume != volume || reading.muted != muted else { return }
+        updateVolume(reading)
+        onEvent(.volume(level: volume, muted: muted))
+    }
 
     static func deviceError(_ error: RPCError, device: String) -> MediaDeviceError {
         let message = "\(device): \(error.message)"
@@ -213,6 +233,7 @@ final class ReceiverLink {
                 onEvent(.ended(session: event.session, event.state, error: event.error?.message))
             case ReceiverEvent.VolumeChanged.method:
                 let event = try ReceiverEvent.VolumeChanged.decode(params)
+                guard volumeCommandsInFlight == 0 else { return }
                 updateVolume(ReferenceRequest.Volume(volume: event.volume, muted: event.muted))
                 onEvent(.volume(level: volume, muted: muted))
             case ReceiverEvent.KeyframeRequest.method:
@@ -229,20 +250,20 @@ final class ReceiverLink {
     }
 
     /// Volume commands take effect here at once (the SDK asks `volume(for:)` right after setting
-    /// it); the receiver's `volume.changed` then confirms or corrects.
+    /// it); the receiver's answer to the last of them then confirms or corrects.
     func setVolume(_ level: Double) {
         volume = min(1, max(0, level))
-        send(ReferenceRequest.VolumeSet(level: volume))
+        sendVolume(ReferenceRequest.VolumeSet(level: volume))
     }
 
     func changeVolume(by steps: Int) {
         volume = ReferenceProtocol.volume(volume, changedBy: steps)
-        send(ReferenceRequest.VolumeChange(steps: steps))
+        sendVolume(ReferenceRequest.VolumeChange(steps: steps))
     }
 
     func setMuted(_ mute: Bool) {
         muted = mute
-        send(ReferenceRequest.VolumeMute(muted: mute))
+        sendVolume(ReferenceRequest.VolumeMute(muted: mute))
     }
 
     /// Takes the receiver's volume, from an answer or an event.
