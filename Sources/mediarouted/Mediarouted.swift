@@ -35,10 +35,14 @@ struct Mediarouted: AsyncParsableCommand {
     @Flag(name: .customLong("no-push"), help: "Accept no pushes.")
     var noPush = false
 
+    @Option(name: .customLong("reconnect-window"), help: "Seconds a route whose device went away (or that was active when the daemon stopped) waits for the device to come back and be activated again by itself; 0 ends such routes at once.")
+    var reconnectWindow: Int = 600
+
     @Option(name: .customLong("connections-per-user"), help: "Control-socket connections one user may hold open at once; more are refused with a sentence.")
     var connectionsPerUser: Int = ControlServer.defaultConnectionsPerUser
 
     func validate() throws {
+        guard (0...86_400).contains(reconnectWindow) else { throw ValidationError("--reconnect-window must be from 0 to 86400 seconds, not \(reconnectWindow)") }
         guard connectionsPerUser >= 1 else { throw ValidationError("--connections-per-user must be 1 or more, not \(connectionsPerUser)") }
         if let pushListen, PushListenAddress(pushListen) == nil {
             throw ValidationError("--push-listen must be a numeric IPv4 address and a port, e.g. 127.0.0.1:2197, not \"\(pushListen)\"")
@@ -81,7 +85,8 @@ struct Mediarouted: AsyncParsableCommand {
         let mpris = noMPRIS ? nil : (mprisBus ?? ProcessInfo.processInfo.environment["DBUS_SESSION_BUS_ADDRESS"]).flatMap { $0.isEmpty ? nil : $0 }
         let push = noPush ? nil : pushListen.flatMap(PushListenAddress.init) ?? .standard
         let supervisor = Supervisor(configuration: SupervisorConfiguration(driversDirectories: directories, stateDirectory: resolvedStateDirectory,
-                                                                           mprisBusAddress: mpris, pushListenAddress: push),
+                                                                           mprisBusAddress: mpris, pushListenAddress: push,
+                                                                           reconnectWindow: .seconds(reconnectWindow)),
                                     logger: logger)
         try await supervisor.start()
         let path = socket ?? SocketLocation.defaultPath

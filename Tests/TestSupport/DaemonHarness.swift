@@ -28,7 +28,9 @@ public final class DaemonHarness: @unchecked Sendable {
                                       // Never the desktop's own session bus, unless the test gives one.
                                       + (arguments.contains("--mpris-bus") ? [] : ["--no-mpris"])
                                       // Pushes on a free port, so that daemons of tests side by side never collide.
-                                      + (arguments.contains("--push-listen") || arguments.contains("--no-push") ? [] : ["--push-listen", "127.0.0.1:0"]),
+                                      + (arguments.contains("--push-listen") || arguments.contains("--no-push") ? [] : ["--push-listen", "127.0.0.1:0"])
+                                      // Routes end when their device goes away, unless the test asks for a reconnect window.
+                                      + (arguments.contains("--reconnect-window") ? [] : ["--reconnect-window", "0"]),
                                   standardOutput: log, standardError: log)
         try await waitUntil("daemon socket") { (try? UnixSocket.connect(path: self.socket)).map { close($0); return true } ?? false }
     }
