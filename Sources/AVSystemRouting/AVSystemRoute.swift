@@ -9,6 +9,18 @@ import Synchronization
 /// A route is active from its `.activate` event until its `.deactivate` event; after that every
 /// use fails with `AVSystemRoutingError.Code.routeInactive`.
 public final class AVSystemRoute: Sendable, Hashable, CustomStringConvertible {
+    /// Whether the device is there.
+    public enum State: Sendable, Hashable {
+        /// The device is there: the route takes sessions, streams and data.
+        case active
+        /// The device went away on its own (rebooted, out of range, its driver crashed) and
+        /// mediarouted waits for it until the date: its sessions are paused at their positions, and
+        /// commands fail until it is back. It comes back by itself (a route change
+        /// `newDeviceAvailable`, the state `active` again), its sessions still paused: resume them
+        /// with `isPlaying = true`. Past the date, the route ends (`.deactivate`).
+        case reconnecting(until: Date)
+    }
+
     /// Who plays a session on the device.
     public enum LaunchMode: Sendable, Hashable {
         /// The app's counterpart application on the device plays it; the session gets a data channel to it.
@@ -28,16 +40,17 @@ public final class AVSystemRoute: Sendable, Hashable, CustomStringConvertible {
     /// Whether the route takes a second session while one plays.
     public let supportsSimultaneousSessions: Bool
 
-    private struct State {
+    private struct Storage {
         var device: MediaOutputDevice
         var isActive = true
         /// mediarouted says a session plays on the route (this app's or another's).
         var busy: Bool
         var volume: Float?
         var isMuted: Bool?
+        var reconnectingUntil: Double?
         var sessions: [AVSystemRouteSession] = []
     }
-    private let state: Mutex<State>
+    private let storage: Mutex<Storage>
     private let commandWatchers = Mutex<[UUID: AsyncStream<MediaRemoteCommand>.Continuation]>([:])
     let daemon: DaemonConnection
     let registry: MediaSessionRegistry
@@ -51,21 +64,25 @@ public final class AVSystemRoute: Sendable, Hashable, CustomStringConvertible {
         routeDataChannel = AVSystemRouteDataChannel(target: .route(description.session), daemon: daemon)
         self.daemon = daemon
         self.registry = registry
-        state = Mutex(State(device: description.device, busy: description.busy, volume: description.volume, isMuted: description.muted))
+        storage = Mutex(Storage(device: description.device, busy: description.busy, volume: description.volume, isMuted: description.muted,
+                            reconnectingUntil: description.reconnectingUntil))
     }
 
     /// The device at the other end, as its driver last described it.
-    public var device: MediaOutputDevice { state.withLock { $0.device } }
+    public var device: MediaOutputDevice { storage.withLock { $0.device } }
     /// The device's name, for the app's interface.
     public var routeDisplayName: String { device.displayName }
     /// A freedesktop icon name for the kind of device (`video-display`, `audio-speakers`, ...).
     public var routeSymbolName: String { Self.symbolName(for: device.deviceType) }
-    public var isActive: Bool { state.withLock { $0.isActive } }
+    /// True from the route's `.activate` event until its `.deactivate` event, also while it reconnects.
+    public var isActive: Bool { storage.withLock { $0.isActive } }
+    /// Whether its device is there, or mediarouted waits for it to come back.
+    public var state: State { storage.withLock { $0.reconnectingUntil.map { .reconnecting(until: Date(timeIntervalSince1970: $0)) } ?? .active } }
     /// The device's volume (0...1) and mute, as last reported; nil until known.
-    public var volume: Float? { state.withLock { $0.volume } }
-    public var isMuted: Bool? { state.withLock { $0.isMuted } }
+    public var volume: Float? { storage.withLock { $0.volume } }
+    public var isMuted: Bool? { storage.withLock { $0.isMuted } }
     /// The sessions added to this route and not removed.
-    public var sessions: [AVSystemRouteSession] { state.withLock { $0.sessions } }
+    public var sessions: [AVSystemRouteSession] { storage.withLock { $0.sessions } }
     /// This route as an output of the current route.
     public var output: AVSystemRoutePortDescription {
         let device = device
@@ -77,7 +94,7 @@ public final class AVSystemRoute: Sendable, Hashable, CustomStringConvertible {
     /// one at a time.
     public func addSession(_ session: AVSystemRouteSession) -> Bool {
         guard session.claim(by: self) else { return false }
-        let added = state.withLock { state -> Bool in
+        let added = storage.withLock { state -> Bool in
             guard state.isActive, !state.sessions.contains(where: { $0 === session }) else { return false }
             let taken = state.busy || state.sessions.contains { !$0.isFinished }
             guard !taken || supportsSimultaneousSessions else { return false }
@@ -90,7 +107,7 @@ public final class AVSystemRoute: Sendable, Hashable, CustomStringConvertible {
 
     /// Removes a session from the route, stopping it first if it still plays.
     public func removeSession(_ session: AVSystemRouteSession) {
-        let removed = state.withLock { state -> Bool in
+        let removed = storage.withLock { state -> Bool in
             guard let index = state.sessions.firstIndex(where: { $0 === session }) else { return false }
             state.sessions.remove(at: index)
             return true
@@ -106,24 +123,35 @@ public final class AVSystemRoute: Sendable, Hashable, CustomStringConvertible {
 
     // MARK: From the controller
 
-    /// Takes mediarouted's latest description; true if the device's description changed.
-    func update(_ description: RouteDescription) -> Bool {
-        state.withLock { state in
-            let changed = state.device != description.device || state.volume != description.volume || state.isMuted != description.muted
+    /// What an update changed: the device's description, and whether the device went away or came back.
+    struct Change {
+        var description = false
+        var wentAway = false
+        var cameBack = false
+    }
+
+    /// Takes mediarouted's latest description.
+    func update(_ description: RouteDescription) -> Change {
+        storage.withLock { state in
+            var change = Change()
+            change.description = state.device != description.device || state.volume != description.volume || state.isMuted != description.muted
+            change.wentAway = state.reconnectingUntil == nil && description.reconnectingUntil != nil
+            change.cameBack = state.reconnectingUntil != nil && description.reconnectingUntil == nil
             state.device = description.device
             state.busy = description.busy
             state.volume = description.volume
             state.isMuted = description.muted
-            return changed
+            state.reconnectingUntil = description.reconnectingUntil
+            return change
         }
     }
 
     /// A session of this app started or stopped on the route itself (not beside it).
-    func setBusy(_ busy: Bool) { state.withLock { $0.busy = busy } }
+    func setBusy(_ busy: Bool) { storage.withLock { $0.busy = busy } }
 
     /// The route ended: its channel closes and its sessions end with `error`.
     func invalidate(_ error: AVSystemRoutingError) async {
-        let sessions = state.withLock { state -> [AVSystemRouteSession] in
+        let sessions = storage.withLock { state -> [AVSystemRouteSession] in
             state.isActive = false
             return state.sessions
         }

@@ -111,8 +111,8 @@ public final class AVSystemRouteController: Sendable {
     /// The active routes of the app's protocols, in the order they became active.
     public var activeRoutes: [AVSystemRoute] { state.withLock { $0.routes } }
 
-    /// Every active route as an output.
-    public var currentRoute: AVSystemRouteDescription { AVSystemRouteDescription(outputs: activeRoutes.map(\.output)) }
+    /// Every active route as an output (a route reconnecting to its device is not one until it is back).
+    public var currentRoute: AVSystemRouteDescription { AVSystemRouteDescription(outputs: activeRoutes.filter { $0.state == .active }.map(\.output)) }
 
     /// Every route change from now on (also posted as `routeChangeNotification`).
     public func routeChanges() -> AsyncStream<AVSystemRouteChange> {
@@ -176,7 +176,14 @@ public final class AVSystemRouteController: Sendable {
         case .routeUpdated(let message):
             guard let route = activeRoutes.first(where: { $0.identifier == message.route.session }) else { return }
             let previous = currentRoute
-            if route.update(message.route) {
+            let change = route.update(message.route)
+            if change.wentAway, case .reconnecting(let until) = route.state {
+                await announce(AVSystemRouteChange(reason: .oldDeviceUnavailable, previousRoute: previous, currentRoute: currentRoute,
+                                                   message: "\(route.routeDisplayName) went away; mediarouted waits for it to come back until \(until)"))
+            } else if change.cameBack {
+                await announce(AVSystemRouteChange(reason: .newDeviceAvailable, previousRoute: previous, currentRoute: currentRoute,
+                                                   message: "\(route.routeDisplayName) is back"))
+            } else if change.description {
                 await announce(AVSystemRouteChange(reason: .routeConfigurationChange, previousRoute: previous, currentRoute: currentRoute,
                                                    message: "\(route.routeDisplayName) changed"))
             }

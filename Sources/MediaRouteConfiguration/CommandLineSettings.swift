@@ -13,6 +13,7 @@ public struct CommandLineSettings: Sendable, Hashable {
     public var pushListen: PushListenAddress?
     public var noPush = false
     public var connectionsPerUser: Int?
+    public var reconnectWindow: Duration?
 
     public init() {}
 }

@@ -20,10 +20,11 @@ public struct ConfigurationFile: Sendable, Hashable {
     public var pushListen: OffOr<PushListenAddress>?
     public var connectionsPerUser: Int?
     public var discoveryWait: Duration?
+    public var reconnectWindow: Duration?
     public var drivers = DriverSettings()
 
     static let keys = ["driversDirectories", "socket", "stateDirectory", "logLevel", "mprisBus", "pushListen", "connectionsPerUser",
-                       "discoveryWaitMilliseconds", "restart", "timeouts", "drivers"]
+                       "discoveryWaitMilliseconds", "reconnectWindowSeconds", "restart", "timeouts", "drivers"]
     static let driverKeys = ["enabled", "restart", "timeouts", "environment"]
     static let restartKeys = ["intensity", "periodSeconds", "initialBackoffMilliseconds", "maximumBackoffMilliseconds"]
     static let timeoutKeys = ["requestMilliseconds", "heartbeatIntervalMilliseconds", "heartbeatTimeoutMilliseconds", "idleExitMilliseconds"]
@@ -87,6 +88,7 @@ public struct ConfigurationFile: Sendable, Hashable {
                 }
             case "connectionsPerUser": connectionsPerUser = try value.integer(in: 1...65_536)
             case "discoveryWaitMilliseconds": discoveryWait = .milliseconds(try value.integer(in: 0...600_000, unit: " (milliseconds)"))
+            case "reconnectWindowSeconds": reconnectWindow = .seconds(try value.integer(in: 0...86_400, unit: " (seconds)"))
             case "restart": drivers.restart = try Self.restart(value)
             case "timeouts": drivers.timeouts = try Self.timeouts(value)
             default: drivers.overrides = try Self.overrides(value)

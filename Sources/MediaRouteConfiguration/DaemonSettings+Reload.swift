@@ -1,6 +1,7 @@
 extension DaemonSettings {
     /// What a running daemon takes of `new`: everything but the settings fixed at start (the
-    /// socket, the state directory, the session bus, the push address, connections per user),
+    /// socket, the state directory, the session bus, the push address, connections per user, the
+    /// reconnect window),
     /// which keep their values; their names are returned, for the log to say they need a restart.
     public func takingLive(_ new: DaemonSettings) -> (settings: DaemonSettings, needRestart: [String]) {
         var taken = new
@@ -15,6 +16,7 @@ extension DaemonSettings {
         keep("mprisBus", \.mprisBusAddress)
         keep("pushListen", \.pushListenAddress)
         keep("connectionsPerUser", \.connectionsPerUser)
+        keep("reconnectWindowSeconds", \.reconnectWindow)
         return (taken, needRestart)
     }
 }

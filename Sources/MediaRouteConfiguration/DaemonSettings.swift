@@ -18,9 +18,11 @@ public struct DaemonSettings: Sendable, Hashable {
     public var pushListenAddress: PushListenAddress?
     public var connectionsPerUser: Int
     public var discoveryWait: Duration
+    public var reconnectWindow: Duration
     public var drivers: DriverSettings
 
     public static let defaultDiscoveryWait: Duration = .seconds(5)
+    public static let defaultReconnectWindow: Duration = .seconds(600)
 
     public init(commandLine: CommandLineSettings, file: ConfigurationFile, environment: [String: String], isRoot: Bool, home: String) throws(ConfigurationProblem) {
         func nonEmpty(_ name: String) -> String? { environment[name].flatMap { $0.isEmpty ? nil : $0 } }
@@ -55,6 +57,7 @@ public struct DaemonSettings: Sendable, Hashable {
         pushListenAddress = Self.offOr(turnedOff: commandLine.noPush, flag: commandLine.pushListen, file: file.pushListen, default: .standard)
         connectionsPerUser = commandLine.connectionsPerUser ?? file.connectionsPerUser ?? ControlServer.defaultConnectionsPerUser
         discoveryWait = file.discoveryWait ?? Self.defaultDiscoveryWait
+        reconnectWindow = commandLine.reconnectWindow ?? file.reconnectWindow ?? Self.defaultReconnectWindow
         drivers = file.drivers
     }
 
@@ -73,7 +76,7 @@ public struct DaemonSettings: Sendable, Hashable {
     /// What the supervisor takes.
     public var supervisorConfiguration: SupervisorConfiguration {
         SupervisorConfiguration(driversDirectories: driversDirectories, stateDirectory: stateDirectory, discoveryOnDemand: discoveryWait,
-                                mprisBusAddress: mprisBusAddress, pushListenAddress: pushListenAddress, drivers: drivers)
+                                mprisBusAddress: mprisBusAddress, pushListenAddress: pushListenAddress, drivers: drivers, reconnectWindow: reconnectWindow)
     }
 }
 
@@ -84,7 +87,7 @@ extension DaemonSettings {
         return ["configuration file \(configurationFile ?? "none")", "drivers directories \(driversDirectories.joined(separator: ":"))",
                 "socket \(socket)", "state directory \(stateDirectory)", "log level \(logLevel)", "MPRIS bus \(mprisBusAddress ?? "off")",
                 "push \(pushListenAddress.map { "\($0)" } ?? "off")", "connections per user \(connectionsPerUser)",
-                "discovery wait \(discoveryWait)", "driver overrides \(overrides.isEmpty ? "none" : overrides.joined(separator: ", "))"]
+                "discovery wait \(discoveryWait)", "reconnect window \(reconnectWindow)", "driver overrides \(overrides.isEmpty ? "none" : overrides.joined(separator: ", "))"]
             .joined(separator: "; ")
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import MediaDevice
 import MediaRouteIPC
 import MediaRouteWire
@@ -37,6 +38,13 @@ final class ActiveRoute {
     /// Real-time sample streams open on the route, by id, with the connection that opened each.
     var streams: [String: (format: SampleFormat, owner: ClientID)] = [:]
 
+    /// Set while the device is away and the route waits for it to come back (`Supervisor+Reconnect`).
+    var reconnect: ReconnectWait?
+    /// The media session is kept here, paused at its position, and is not on the device (its
+    /// device went away, or the daemon restarted): it is started there again, at its position,
+    /// when someone resumes it. Nothing starts playing by itself.
+    private(set) var isSessionParked = false
+
     init(session: MediaOutputSession, record: DriverRecord, device: MediaOutputDevice, owner: ClientID?,
          simultaneousSessions: Bool, parent: String? = nil) {
         self.session = session
@@ -48,6 +56,12 @@ final class ActiveRoute {
     }
 
     var hasSession: Bool { playback != nil || isStartingSession }
+
+    /// Throws why the route takes no command for its device now: the device is away.
+    func requireDevice() throws(MediaDeviceError) {
+        guard let wait = reconnect else { return }
+        throw MediaDeviceError(.connectionFailed, "\(device.displayName) is away (\(wait.why)); the system waits for it to come back until \(wait.untilText)")
+    }
 
     /// Stores the driver's newest playback state; returns it as stored, stamped.
     @discardableResult
@@ -70,7 +84,26 @@ final class ActiveRoute {
         RouteDescription(session: session.id, protocol: record.id, protocolName: record.manifest.displayName, device: device,
                          simultaneousSessions: simultaneousSessions, busy: hasSession, parent: parent, application: application, url: url,
                          playback: playback, volume: volume, muted: muted,
-                         streams: streams.isEmpty ? nil : streams.sorted { $0.key < $1.key }.map { .init(stream: $0.key, format: $0.value.format) })
+                         streams: streams.isEmpty ? nil : streams.sorted { $0.key < $1.key }.map { .init(stream: $0.key, format: $0.value.format) },
+                         reconnectingUntil: reconnect?.until.timeIntervalSince1970)
+    }
+
+    /// Keeps the media session here, paused where it was; returns its state if it has one.
+    @discardableResult
+    func parkSession() -> SessionPlayback? {
+        guard var state = playback?.status else { return nil }
+        state.isPlaying = false
+        if state.state == .playing || state.state == .loading { state.state = .paused }
+        isSessionParked = true
+        return store(playback: state)
+    }
+
+    /// A session brought back by a restarted daemon, parked at its saved state.
+    func parkSession(url: String, application: String?, state: PlaybackStatus) {
+        self.url = url
+        self.application = application
+        store(playback: state)
+        parkSession()
     }
 
     /// Forgets the media session; returns its last state, paused if it was playing (the privacy rule:
@@ -86,6 +119,7 @@ final class ActiveRoute {
         url = nil
         application = nil
         mediaOwner = nil
+        isSessionParked = false
         return state
     }
 }

@@ -69,6 +69,10 @@ enum ControlRequests {
             try await supervisor.setPreferredProtocol(try nonEmpty(request.protocol, "protocol"), forDevice: try nonEmpty(request.device, "device"))
             return NoResult()
         }
+        on(Control.Rename.self) { request, _ in
+            try await supervisor.rename(try nonEmpty(request.device, "device"), to: request.name)
+            return NoResult()
+        }
         on(Control.StartSession.self) { request, _ in
             try await supervisor.startSession(try nonEmpty(request.device, "device"), url: try nonEmpty(request.url, "url"), application: request.application)
         }

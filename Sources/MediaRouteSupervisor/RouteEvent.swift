@@ -24,3 +24,13 @@ enum RouteEvent: Sendable {
     /// An app's push-to-start token was replaced.
     case pushToStartToken(application: String, token: String)
 }
+
+extension RouteEvent {
+    /// Whether the routes to bring back after a restart may have changed.
+    var changesSavedRoutes: Bool {
+        switch self {
+        case .activated, .deactivated, .updated, .playback, .sessionEnded: true
+        case .streamEnded, .remoteCommand, .data, .pushToStartToken: false
+        }
+    }
+}

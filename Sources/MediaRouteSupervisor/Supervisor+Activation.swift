@@ -52,10 +52,39 @@ extension Supervisor {
     }
 
     /// One activation through the driver, with the pairing dialogue it asks for; the new route is
-    /// registered and, unless it is a child route, announced to apps.
+    /// registered and, unless it is a child route, announced to apps, with the device's remembered
+    /// volume restored first.
     func openRoute(_ record: DriverRecord, _ target: MediaOutputDevice, owner: ClientID?, simultaneous: Bool, parent: String?,
                    pairing: @escaping @Sendable (PairingRequest) async -> String?) async throws -> ActiveRoute {
         let session = MediaOutputSession(id: routes.makeSessionID())
+        try await activateAtDriver(record, target, session: session, pairing: pairing)
+        let process = record.process
+        let restored = parent == nil ? await restoreRememberedVolume(record, target) : nil
+        // Whoever asked may have gone while the driver worked: nothing may be left in their name.
+        let gone: String? = if let owner, !routes.clients.contains(owner) {
+            "the client that asked to activate \(target.displayName) disconnected"
+        } else if let parent, routes[parent] == nil {
+            "the route to \(target.displayName) ended while a session's own activation was opening"
+        } else if process == nil || record.process !== process {
+            "driver \(record.id) ended while \(target.displayName) was being activated"
+        } else { nil }
+        if let gone {
+            tellDriver(record, ToDriver.Deactivate(device: target, session: session.id))
+            throw MediaDeviceError(.connectionFailed, gone)
+        }
+        let route = ActiveRoute(session: session, record: record, device: target, owner: owner, simultaneousSessions: simultaneous, parent: parent)
+        if let restored { (route.volume, route.muted) = restored }
+        routes.add(route)
+        record.cancelIdleTimer(loop)
+        logger.info("route active: \(target.displayName) through \(record.id) (\(session))\(parent.map { " beside \($0)" } ?? "")", metadata: route.logMetadata)
+        if parent == nil { publish(.activated(route: route.description)) }
+        return route
+    }
+
+    /// Asks the driver to activate `target` under `session`, answering its pairing requests with
+    /// `pairing`; returns when the driver reports the device active.
+    func activateAtDriver(_ record: DriverRecord, _ target: MediaOutputDevice, session: MediaOutputSession,
+                          pairing: @escaping @Sendable (PairingRequest) async -> String?) async throws {
         let mailbox = SessionMailbox(protocolID: record.id)
         routes.mailboxes[session.id] = mailbox
         defer { routes.mailboxes[session.id] = nil }
@@ -67,22 +96,7 @@ extension Supervisor {
         while true {
             switch await mailbox.next() {
             case .activated:
-                // Whoever asked may have gone while the driver worked: nothing may be left in their name.
-                let gone: String? = if let owner, !routes.clients.contains(owner) {
-                    "the client that asked to activate \(target.displayName) disconnected"
-                } else if let parent, routes[parent] == nil {
-                    "the route to \(target.displayName) ended while a session's own activation was opening"
-                } else { nil }
-                if let gone {
-                    tellDriver(record, ToDriver.Deactivate(device: target, session: session.id))
-                    throw MediaDeviceError(.connectionFailed, gone)
-                }
-                let route = ActiveRoute(session: session, record: record, device: target, owner: owner, simultaneousSessions: simultaneous, parent: parent)
-                routes.add(route)
-                record.cancelIdleTimer(loop)
-                logger.info("route active: \(target.displayName) through \(record.id) (\(session))\(parent.map { " beside \($0)" } ?? "")", metadata: route.logMetadata)
-                if parent == nil { publish(.activated(route: route.description)) }
-                return route
+                return
             case .activationFailed(let error), .aborted(let error):
                 throw error
             case .pairingRequested(let reason, let method):
@@ -104,8 +118,10 @@ extension Supervisor {
     /// Ends a route (and the child routes beside it): apps are told at once, then the driver is asked
     /// to pause (when the device went away while playing) and to deactivate the device.
     func endRoute(_ route: ActiveRoute, reason: RouteChangeReason, message: String) async {
+        // A route waiting for its device holds no activation at the driver.
+        let atDriver = route.reconnect == nil
         let ended = detach(route, reason: reason, message: message)
-        guard route.record.process != nil else { return }
+        guard route.record.process != nil, atDriver else { return }
         // In a task of its own: a request of a client that just disconnected is cancelled, and the
         // driver must hear of the end all the same.
         await Task { await self.finishAtDriver(ended, pausing: reason == .oldDeviceUnavailable, record: route.record) }.value
@@ -127,6 +143,7 @@ extension Supervisor {
     @discardableResult
     func detach(_ route: ActiveRoute, reason: RouteChangeReason, message: String) -> [(ActiveRoute, Bool)] {
         guard routes.isCurrent(route) else { return [] }
+        stopWaiting(route)
         var removed: [(ActiveRoute, Bool)] = []
         for child in routes.children(of: route) { removed += detach(child, reason: reason, message: message) }
         routes.remove(route)
@@ -146,10 +163,17 @@ extension Supervisor {
         return removed
     }
 
-    /// Ends every route of a driver that died or stopped, and fails whatever waited on it.
-    func dropRoutes(of record: DriverRecord, reason: String) {
+    /// Ends every route of a driver that died or stopped, and fails whatever waited on it. Routes
+    /// of a driver that crashed wait for their devices (its restart rediscovers them); a driver
+    /// stopped on purpose ends them, and the waits on it.
+    func dropRoutes(of record: DriverRecord, reason: String, intentionally: Bool) {
         for route in routes.routes(of: record) where route.parent == nil {
-            detach(route, reason: isShuttingDown ? .override : .oldDeviceUnavailable, message: "driver \(record.id) \(reason)")
+            let message = "driver \(record.id) \(reason)"
+            if isShuttingDown || intentionally {
+                detach(route, reason: isShuttingDown ? .override : .oldDeviceUnavailable, message: message)
+            } else if route.reconnect == nil {
+                _ = deviceWentAway(route, message: message)
+            }
         }
         for mailbox in routes.mailboxes.values where mailbox.protocolID == record.id {
             mailbox.deliver(.aborted(MediaDeviceError(.driverFailed, "driver \(record.id) \(reason)")))
@@ -158,17 +182,17 @@ extension Supervisor {
 
     /// The driver no longer sees these devices: their routes end, and what played on them pauses.
     func devicesLost(_ ids: Set<String>, of record: DriverRecord) {
-        for route in routes.routes(of: record) where route.parent == nil && ids.contains(route.device.id) {
+        for route in routes.routes(of: record) where route.parent == nil && route.reconnect == nil && ids.contains(route.device.id) {
             // Detached now, so nothing new starts on it; the driver is told right after.
-            let ended = detach(route, reason: .oldDeviceUnavailable, message: "\(route.device.displayName) is no longer reachable")
+            let ended = deviceWentAway(route, message: "\(route.device.displayName) is no longer reachable")
             Task { await self.finishAtDriver(ended, pausing: true, record: record) }
         }
     }
 
     /// A device dropped its activation on its own: the route ends; the driver releases the session.
     func deviceDropped(_ report: FromDriver.Deactivated, of record: DriverRecord) {
-        guard let route = routes[report.session], route.record === record else { return }
-        let ended = detach(route, reason: .oldDeviceUnavailable, message: report.error.message)
+        guard let route = routes[report.session], route.record === record, route.reconnect == nil else { return }
+        let ended = deviceWentAway(route, message: report.error.message)
         Task { await self.finishAtDriver(ended, pausing: false, record: record) }
     }
 
@@ -180,5 +204,6 @@ extension Supervisor {
                 announceUpdate(route)
             }
         }
+        devicesSeen(devices, of: record)
     }
 }

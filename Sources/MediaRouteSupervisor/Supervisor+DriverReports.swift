@@ -14,9 +14,10 @@ extension Supervisor {
             guard record.devices[device.id] != nil || record.devices.count < Self.deviceLimit else {
                 throw RPCError(.overloaded, "reported more than \(Self.deviceLimit) devices")
             }
-            record.upsert(device)
+            let shown = supervisor.shown(device, of: record)
+            record.upsert(shown)
             supervisor.publishPicker()
-            supervisor.devicesChanged([device], of: record)
+            supervisor.devicesChanged([shown], of: record)
         }
         on(FromDriver.DeviceLost.self) { supervisor, report, record in
             if record.remove(report.id) {
@@ -27,7 +28,7 @@ extension Supervisor {
         on(FromDriver.DevicesUpdated.self) { supervisor, report, record throws(RPCError) in
             guard report.devices.count <= Self.deviceLimit else { throw .invalidParams("devices.updated: at most \(Self.deviceLimit) \"devices\"") }
             var devices: [MediaOutputDevice] = []
-            for reported in report.devices { devices.append(try Self.checked(reported, from: record)) }
+            for reported in report.devices { devices.append(supervisor.shown(try Self.checked(reported, from: record), of: record)) }
             let before = Set(record.devices.keys)
             record.replaceDevices(devices)
             supervisor.publishPicker()
@@ -56,12 +57,12 @@ extension Supervisor {
                 supervisor.routes.mailboxes[report.session]?.reported(report.state)
                 return
             }
-            guard route.playback != nil else { return }
+            guard route.playback != nil, !route.isSessionParked else { return }
             let stored = route.store(playback: report.state)
             supervisor.publish(.playback(session: report.session, owner: route.mediaOwner, state: stored))
         }
         on(FromDriver.VolumeChanged.self) { supervisor, report, record in
-            for route in supervisor.routes.routes(of: record) where route.device.id == report.device {
+            for route in supervisor.routes.routes(of: record) where route.device.id == report.device && route.reconnect == nil {
                 supervisor.volumeChanged(route, volume: report.volume, muted: report.muted)
             }
         }

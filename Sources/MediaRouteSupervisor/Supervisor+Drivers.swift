@@ -82,7 +82,7 @@ extension Supervisor {
         startHeartbeat(record, process)
         if record.manifest.kind != .protocolDriver {
             Task { await self.remakeRemoteSessions(record) }
-        } else if !pickers.isEmpty {
+        } else if !pickers.isEmpty || awaitsReturn(record) {
             Task { await self.startDiscovery(record) }
         } else {
             scheduleIdleExit(record)
@@ -139,7 +139,7 @@ extension Supervisor {
         let hadDevices = !record.devices.isEmpty
         record.clearDevices()
         let description = process.stopReason.map { $0.isIntentional ? "\($0)" : "\($0) (\(termination))" } ?? "\(termination)"
-        dropRoutes(of: record, reason: description)
+        dropRoutes(of: record, reason: description, intentionally: process.stopReason?.isIntentional == true)
         record.isDiscovering = false
         if hadDevices { publishPicker() }
         record.lastExit = description
@@ -161,6 +161,7 @@ extension Supervisor {
             record.phase = .failed(why)
             logger.critical("\(record.manifest.kindName) \(record.id) failed: \(why); it stays down until `mediaroute enable \(record.id)`", metadata: record.logMetadata)
             remoteExtensionGaveUp(record, "failed: \(why)")
+            endWaits(of: record, message: "driver \(record.id) failed (\(why))")
         case .restart(let delay):
             record.restarts += 1
             record.phase = .backingOff(until: .now + delay)

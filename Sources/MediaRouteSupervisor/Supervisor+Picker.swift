@@ -23,7 +23,8 @@ extension Supervisor {
     public func closePicker(_ id: Int) async {
         guard pickers.close(id), pickers.isEmpty else { return }
         for record in fleet.drivers where record.process != nil {
-            if record.isDiscovering {
+            // A driver whose route waits for its device discovers on.
+            if record.isDiscovering && !awaitsReturn(record) {
                 record.isDiscovering = false
                 _ = try? await call(record, ToDriver.StopDiscovery())
             }
@@ -65,14 +66,14 @@ extension Supervisor {
     @discardableResult
     func beginDiscovery(_ record: DriverRecord) -> Task<Void, Never>? {
         if let starting = record.discoveryStart { return starting }
-        guard isEligible(record), !pickers.isEmpty, !record.isDiscovering else { return nil }
+        guard isEligible(record), !pickers.isEmpty || awaitsReturn(record), !record.isDiscovering else { return nil }
         let start = Task {
             // Cleared by the start itself, whoever waits for it (or nobody does).
             defer { record.discoveryStart = nil }
             do {
                 try await call(record, ToDriver.StartDiscovery())
-                if pickers.isEmpty {
-                    // The last picker closed while discovery was starting.
+                if pickers.isEmpty && !awaitsReturn(record) {
+                    // The last picker closed (or the wait ended) while discovery was starting.
                     _ = try? await call(record, ToDriver.StopDiscovery())
                     scheduleIdleExit(record)
                 } else {

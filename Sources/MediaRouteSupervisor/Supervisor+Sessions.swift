@@ -16,6 +16,7 @@ extension Supervisor {
     /// simultaneous sessions, in an activation of its own beside the route (a child route).
     func startSession(on target: String, url: String, application: String?, by requester: Requester) async throws -> RouteDescription {
         let route = try routes.route(target, for: requester)
+        try route.requireDevice()
         guard let app = requester.app, route.hasSession else {
             return try await play(on: route, url: url, application: application, owner: requester.client).description
         }
@@ -31,7 +32,7 @@ extension Supervisor {
         }
     }
 
-    private func play(on route: ActiveRoute, url: String, application: String?, owner: ClientID?) async throws -> ActiveRoute {
+    func play(on route: ActiveRoute, url: String, application: String?, owner: ClientID?) async throws -> ActiveRoute {
         guard let parsed = URL(string: url), let scheme = parsed.scheme, ["http", "https", "file", "rtsp"].contains(scheme.lowercased()) else {
             throw MediaDeviceError(.sessionFailed, "\"\(url)\" is not a URL a device can play (http, https, rtsp or file)")
         }
@@ -127,6 +128,7 @@ extension Supervisor {
     func setPlayback(session: String, _ changes: PlaybackChanges, by requester: Requester) async throws -> RouteDescription {
         let route = try routes.session(session, for: requester)
         guard route.playback != nil else { throw MediaDeviceError(.sessionFailed, "nothing is playing on \(route.device.displayName); `mediaroute play URL --to \"\(route.device.displayName)\"` first") }
+        if route.isSessionParked { return try await changeParkedSession(route, changes) }
         let state = try await call(route.record, ToDriver.SetPlayback(session: route.session.id, changes: changes))
         if route.playback != nil {
             let stored = route.store(playback: state)
@@ -142,7 +144,7 @@ extension Supervisor {
     func stopSession(session: String, by requester: Requester) async throws {
         let route = try routes.session(session, for: requester)
         guard route.playback != nil else { throw MediaDeviceError(.sessionFailed, "nothing is playing on \(route.device.displayName)") }
-        if let error = await stopOrEnd(route, ending: "its session could not be stopped") {
+        if !route.isSessionParked, let error = await stopOrEnd(route, ending: "its session could not be stopped") {
             throw MediaDeviceError(.sessionFailed, "\(route.device.displayName) did not confirm the stop (\(error)); the route was ended so that nothing plays there")
         }
         if requester.app == nil {
@@ -159,7 +161,7 @@ extension Supervisor {
 
     /// The driver reported that a session failed after it started (the device stopped, the media broke).
     func sessionFailedLater(_ session: String, _ error: MediaDeviceError) {
-        guard let route = routes[session], route.playback != nil else { return }
+        guard let route = routes[session], route.playback != nil, !route.isSessionParked else { return }
         logger.error("session on \(route.device.displayName) (\(session)) failed: \(error.message)", metadata: route.logMetadata)
         route.markPlaybackFailed()
         endMediaSession(on: route, error: error)

@@ -9,6 +9,7 @@ extension Supervisor {
     /// operator also a device name). Returns the stream's id, its description and the ring.
     func startStream(on route: String, format: SampleFormat, owner: ClientID, by requester: Requester) async throws -> (opened: Streams.Start.Opened, ring: SampleRing) {
         let route = try routes.route(route, for: requester)
+        try route.requireDevice()
         let needed: MediaOutputDevice.Capabilities = format.isAudio ? .realtimeAudioStreaming : .realtimeVideoStreaming
         guard route.device.capabilities.contains(needed) else {
             throw MediaDeviceError(.unsupported, "\(route.device.displayName) cannot take real-time \(format.isAudio ? "audio" : "video") (its capabilities: \(route.device.capabilities.names.joined(separator: ", ")))")

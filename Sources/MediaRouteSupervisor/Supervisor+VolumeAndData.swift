@@ -12,6 +12,7 @@ extension Supervisor {
     /// A level travels as given: 0.3 reaches the driver as 0.3.
     package func volume(_ device: String, _ action: VolumeAction) async throws -> RouteDescription {
         let route = try routes.named(device)
+        try route.requireDevice()
         let target = route.device
         switch (action, target.volumeControl) {
         case (.set, .absolute), (.change, .relative), (.change, .absolute), (.get, _): break
@@ -33,6 +34,7 @@ extension Supervisor {
         }
         let reading = try await call(route.record, ToDriver.GetVolume(device: target))
         volumeChanged(route, volume: reading.volume, muted: reading.muted)
+        if case .get = action {} else { persist(.devices, immediately: true) }
         return route.description
     }
 
@@ -40,6 +42,7 @@ extension Supervisor {
         guard route.volume != volume || route.muted != muted else { return }
         route.volume = volume
         route.muted = muted
+        rememberVolume(of: route)
         announceUpdate(route)
     }
 
@@ -60,6 +63,10 @@ extension Supervisor {
             guard let application = target.application else {
                 throw MediaDeviceError(.unsupported, "session \(session) plays in the device's player (.player mode), which has no data channel")
             }
+            if target.isSessionParked {
+                try target.requireDevice()
+                throw MediaDeviceError(.sessionFailed, "session \(session) waits paused, off \(target.device.displayName); resume it first")
+            }
             try await forward(data, to: target, application: application)
         } else {
             throw MediaDeviceError(.deviceNotFound, "data needs a \"route\" or a \"session\" to go to")
@@ -67,6 +74,7 @@ extension Supervisor {
     }
 
     private func forward(_ data: Base64Payload, to route: ActiveRoute, application: String) async throws {
+        try route.requireDevice()
         guard data.byteCount <= Self.maximumDataMessage else {
             throw MediaDeviceError(.unsupported, "a data message of \(data.byteCount) bytes is over the \(Self.maximumDataMessage)-byte limit; split it")
         }

@@ -25,14 +25,19 @@ public struct SupervisorConfiguration: Sendable {
     /// configuration file).
     public var drivers: DriverSettings
 
+    /// How long a route whose device went away (or whose daemon restarted) waits for it to come
+    /// back and be re-activated by itself; zero ends such routes at once and keeps none across restarts.
+    public var reconnectWindow: Duration
+
     public init(driversDirectories: [String], stateDirectory: String, discoveryOnDemand: Duration = .seconds(5), mprisBusAddress: String? = nil,
-                pushListenAddress: PushListenAddress? = nil, drivers: DriverSettings = DriverSettings()) {
+                pushListenAddress: PushListenAddress? = nil, drivers: DriverSettings = DriverSettings(), reconnectWindow: Duration = .seconds(600)) {
         self.drivers = drivers
         self.driversDirectories = driversDirectories
         self.stateDirectory = stateDirectory
         self.discoveryOnDemand = discoveryOnDemand
         self.mprisBusAddress = mprisBusAddress
         self.pushListenAddress = pushListenAddress
+        self.reconnectWindow = reconnectWindow
     }
 }
 
@@ -44,7 +49,8 @@ public struct SupervisorConfiguration: Sendable {
 /// table, the pickers, the event bus and the operator's book. Its extensions orchestrate them:
 /// driver lifecycle (`+Drivers`), what drivers report (`+DriverReports`), discovery (`+Picker`),
 /// activation (`+Activation`), sessions (`+Sessions`), volume and data (`+VolumeAndData`), sample
-/// streams (`+Streams`) and the operator's commands (`+Operator`). A new capability is a new
+/// streams (`+Streams`), the operator's commands (`+Operator`), remembered devices and saved routes
+/// (`+Remembering`) and devices that come back (`+Reconnect`). A new capability is a new
 /// component and extension, not more lines here.
 public actor Supervisor {
     public nonisolated let loop: EventLoop
@@ -64,6 +70,9 @@ public actor Supervisor {
     /// Media sessions shown on the desktop (MPRIS), when a session bus was given.
     var mpris: MPRISBridge?
     let book: OperatorBook
+    /// Devices' nicknames and last volumes, and the routes to bring back after a restart.
+    let remembered: RememberedDevices
+    let savedRoutes: SavedRoutes
     /// Each app's push credential, and the endpoint pushes arrive at (when configured).
     let pushCredentials: PushCredentials
     /// Each app's push-to-start token, kept across restarts as its server keeps it.
@@ -88,6 +97,8 @@ public actor Supervisor {
         self.loop = loop
         self.fleet = DriverFleet(directories: configuration.driversDirectories, settings: configuration.drivers)
         self.book = OperatorBook(stateDirectory: configuration.stateDirectory)
+        self.remembered = RememberedDevices(stateDirectory: configuration.stateDirectory)
+        self.savedRoutes = SavedRoutes(stateDirectory: configuration.stateDirectory)
         self.pushCredentials = PushCredentials(stateDirectory: configuration.stateDirectory)
         self.pushToStartTokens = AppSecretStore(path: (configuration.stateDirectory as NSString).appendingPathComponent("push-to-start-tokens.json"),
                                                 what: "push-to-start tokens")
@@ -103,6 +114,7 @@ public actor Supervisor {
         fleet.load()
         for problem in fleet.refused { logger.error("refused driver manifest \(problem)") }
         warnAboutUnservedOverrides()
+        loadRememberedState()
         if let address = configuration.mprisBusAddress, mpris == nil { showSessionsOnTheDesktop(address) }
         if let address = configuration.pushListenAddress, pushEndpoint == nil { await acceptPushes(at: address) }
         logger.info("\(fleet.records.count) driver(s) ready: \(fleet.records.map(\.manifest.protocolID).joined(separator: ", "))")
@@ -110,6 +122,7 @@ public actor Supervisor {
 
     /// Stops every driver (closing its channel, then SIGTERM, then SIGKILL after 2 s).
     public func shutdown() async {
+        saveRoutesForTheNextStart()
         isShuttingDown = true
         pickers.closeAll()
         await mpris?.stop()
@@ -130,7 +143,10 @@ public actor Supervisor {
 
     func unsubscribe(_ id: Int) { events.unsubscribe(id) }
 
-    func publish(_ event: RouteEvent) { events.publish(event) }
+    func publish(_ event: RouteEvent) {
+        events.publish(event)
+        if event.changesSavedRoutes { routesChanged() }
+    }
 
     /// Route deactivations and the like, newest last, for `mediaroute status`.
     var recentEvents: [String] { events.recent }

@@ -39,6 +39,24 @@ struct Prefer: SimpleCommand {
     }
 }
 
+struct Rename: SimpleCommand {
+    static let configuration = CommandConfiguration(abstract: "Give a device a nickname, shown and accepted in place of its own name (remembered).")
+    @OptionGroup var options: GlobalOptions
+    @Argument(help: "The device's name (or nickname) or id.") var device: String
+    @Argument(help: "The nickname.") var name: String?
+    @Flag(help: "Give the device its own name back.") var clear = false
+
+    func validate() throws {
+        if clear == (name != nil) { throw ValidationError(clear ? "--clear takes no nickname" : "give a nickname, or --clear to give the device its own name back") }
+        if name?.allSatisfy(\.isWhitespace) == true { throw ValidationError("a nickname cannot be blank") }
+    }
+
+    func run() async throws {
+        _ = try await once(Control.Rename(device: device, name: name))
+        options.output(NoResult()) { name.map { "\(device) is now shown as \($0)" } ?? "\(device) has its own name again" }
+    }
+}
+
 struct Sessions: SimpleCommand {
     static let configuration = CommandConfiguration(abstract: "List active routes and what plays on them.")
     @OptionGroup var options: GlobalOptions

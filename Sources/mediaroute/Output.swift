@@ -1,3 +1,4 @@
+import Foundation
 import MediaRouteWire
 
 /// Plain-text tables for people: columns padded to their widest cell.
@@ -23,10 +24,18 @@ func duration(_ seconds: Int?) -> String {
 func percent(_ level: Float) -> String { "\(Int((Double(level) * 100).rounded()))%" }
 
 func describeRoute(_ route: RouteDescription) -> [String] {
-    let state = route.playback?.status.state.rawValue ?? "active"
+    var state = route.playback?.status.state.rawValue ?? "active"
+    if let until = route.reconnectingUntil { state = "reconnecting until \(clockTime(until))" + (route.playback.map { " (\($0.status.state.rawValue))" } ?? "") }
     let position = route.playback.map { "\(Int($0.status.position))s" } ?? "-"
     let volume = route.volume.map { percent($0) + (route.muted == true ? " (muted)" : "") } ?? "-"
     return [route.device.displayName, route.protocolName, route.session, state, position, volume, route.url ?? "-"]
+}
+
+/// A time of day as people read it, "14:05" (local time), from seconds since 1970.
+func clockTime(_ seconds: Double) -> String {
+    let formatter = DateFormatter()
+    formatter.dateFormat = "HH:mm"
+    return formatter.string(from: Date(timeIntervalSince1970: seconds))
 }
 
 let routeHeader = ["DEVICE", "PROTOCOL", "SESSION", "STATE", "POSITION", "VOLUME", "URL"]

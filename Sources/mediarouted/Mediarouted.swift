@@ -42,10 +42,14 @@ struct Mediarouted: AsyncParsableCommand {
     @Flag(name: .customLong("no-push"), help: "Accept no pushes.")
     var noPush = false
 
+    @Option(name: .customLong("reconnect-window"), help: "Seconds a route whose device went away (or that was active when the daemon stopped) waits for the device to come back and be activated again by itself; 0 ends such routes at once. Default: the configuration file's reconnectWindowSeconds, else 600.")
+    var reconnectWindow: Int?
+
     @Option(name: .customLong("connections-per-user"), help: "Control-socket connections one user may hold open at once; more are refused with a sentence. Default: the configuration file's connectionsPerUser, else 128.")
     var connectionsPerUser: Int?
 
     func validate() throws {
+        if let reconnectWindow, !(0...86_400).contains(reconnectWindow) { throw ValidationError("--reconnect-window must be from 0 to 86400 seconds, not \(reconnectWindow)") }
         if let connectionsPerUser, connectionsPerUser < 1 { throw ValidationError("--connections-per-user must be 1 or more, not \(connectionsPerUser)") }
         if let pushListen, PushListenAddress(pushListen) == nil {
             throw ValidationError("--push-listen must be a numeric IPv4 address and a port, e.g. 127.0.0.1:2197, not \"\(pushListen)\"")
@@ -68,6 +72,7 @@ struct Mediarouted: AsyncParsableCommand {
         settings.pushListen = pushListen.flatMap(PushListenAddress.init)
         settings.noPush = noPush
         settings.connectionsPerUser = connectionsPerUser
+        settings.reconnectWindow = reconnectWindow.map { .seconds($0) }
         return settings
     }
 

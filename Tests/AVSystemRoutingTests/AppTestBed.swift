@@ -36,8 +36,8 @@ final class AppTestBed: @unchecked Sendable {
     /// A program the test started, stopped with the bed.
     func adopt(_ console: ConsoleProcess) { consoles.append(console) }
 
-    func start(mprisBusAddress: String? = nil) async throws {
-        let supervisor = try await harness.start(mprisBusAddress: mprisBusAddress)
+    func start(mprisBusAddress: String? = nil, reconnectWindow: Duration = .zero) async throws {
+        let supervisor = try await harness.start(mprisBusAddress: mprisBusAddress, reconnectWindow: reconnectWindow)
         server = try await ControlServer.start(path: socket, supervisor: supervisor, logger: harness.log.logger)
     }
 

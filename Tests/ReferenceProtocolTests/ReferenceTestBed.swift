@@ -26,12 +26,13 @@ final class ReferenceTestBed: @unchecked Sendable {
 
     /// Runs `body` on a fresh bed and always tears it down, whether `body` returns, throws or is cancelled.
     /// `mprisBusAddress`: a session bus the supervisor shows media sessions on.
-    static func run(mprisBusAddress: String? = nil, _ body: (ReferenceTestBed) async throws -> Void) async throws {
-        let bed = try await ReferenceTestBed(mprisBusAddress: mprisBusAddress)
+    /// `reconnectWindow`: how long a route waits for a receiver that went away (zero: it ends at once).
+    static func run(mprisBusAddress: String? = nil, reconnectWindow: Duration = .zero, _ body: (ReferenceTestBed) async throws -> Void) async throws {
+        let bed = try await ReferenceTestBed(mprisBusAddress: mprisBusAddress, reconnectWindow: reconnectWindow)
         try await withTearDown { try await body(bed) } tearDown: { await bed.tearDown() }
     }
 
-    private init(mprisBusAddress: String?) async throws {
+    private init(mprisBusAddress: String?, reconnectWindow: Duration) async throws {
         harness = try SupervisorHarness()
         avahi = try await PrivateAvahi()
         let directory = harness.root + "/media"
@@ -48,7 +49,7 @@ final class ReferenceTestBed: @unchecked Sendable {
                                                         restart: ["intensity": 5, "periodSeconds": 60, "initialBackoffMilliseconds": 50, "maximumBackoffMilliseconds": 500])
         try Data(JSONWriter.encode(manifest)).write(to: URL(fileURLWithPath: harness.drivers + "/reference.json"))
         do {
-            server = try await harness.startServing(at: socket, mprisBusAddress: mprisBusAddress)
+            server = try await harness.startServing(at: socket, mprisBusAddress: mprisBusAddress, reconnectWindow: reconnectWindow)
         } catch {
             await tearDown()
             throw error

@@ -8,7 +8,8 @@ import MediaDevice
 /// Arguments: `--protocol ID` (what it claims in the handshake), `--devices "Name A,Name B"`,
 /// `--crash-on-start`, `--crash-on-discovery`, `--simultaneous` (runs several sessions at once),
 /// `--start-delay MS` (a driver slow to start, as on a busy machine).
-/// Device-side events on command: `lose:NAME` (the device vanishes from the network), `drop:NAME`
+/// Device-side events on command: `lose:NAME` (the device vanishes from the network, and discovery
+/// does not find it until `find:NAME`), `find:NAME` (it appears, or is back), `drop:NAME`
 /// (it ends its activation on its own), `bad-device` (a device.found that does not decode),
 /// `volume:LEVEL` (someone turned the device's own knob), `fail-sessions` (the media stops playing).
 @main
@@ -63,6 +64,7 @@ final class TestDriver: MediaDeviceExtension {
                 routingManager.deviceDeactivated(device, session: MediaOutputSession(id: session), error: MediaDeviceError(.connectionFailed, "\(name) restarted"))
             }
         case _ where command.hasPrefix("lose:"):
+            away.insert(String(command.dropFirst(5)))
             routingManager.lostDevice(device(String(command.dropFirst(5))))
         case _ where command.hasPrefix("volume:"):
             level = Float(command.dropFirst(7)) ?? level
@@ -72,6 +74,7 @@ final class TestDriver: MediaDeviceExtension {
             for id in sessions.keys { routingManager.sessionFailed(MediaOutputSession(id: id), error: MediaDeviceError(.sessionFailed, "the media stopped: decoder error")) }
             sessions.removeAll()
         case _ where command.hasPrefix("find:"):  // a device appears on the network while discovery runs
+            away.remove(String(command.dropFirst(5)))
             routingManager.foundDevice(device(String(command.dropFirst(5))))
         default: FileHandle.standardError.write(Data("test driver: unknown command \(command)\n".utf8))
         }
@@ -99,8 +102,11 @@ final class TestDriver: MediaDeviceExtension {
     func startDeviceDiscovery() {
         FileHandle.standardError.write(Data("test driver: discovery started\n".utf8))
         if crashOnDiscovery { segfault() }
-        for name in deviceNames { routingManager.foundDevice(device(name)) }
+        for name in deviceNames where !away.contains(name) { routingManager.foundDevice(device(name)) }
     }
+
+    /// Devices lost (`lose:`) and not found again (`find:`).
+    private var away: Set<String> = []
 
     func stopDeviceDiscovery() {}
     /// Devices named "Secure ..." want the code 4321 before they activate.

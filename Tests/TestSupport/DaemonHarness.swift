@@ -32,7 +32,9 @@ public final class DaemonHarness: @unchecked Sendable {
                                       // Pushes on a free port, so that daemons of tests side by side never collide.
                                       + (arguments.contains("--push-listen") || arguments.contains("--no-push") ? [] : ["--push-listen", "127.0.0.1:0"])
                                       // Never the machine's own configuration file (/etc/mediaroute), unless the test gives one.
-                                      + (arguments.contains("--config") || environment["MEDIAROUTE_CONFIG"] != nil ? [] : ["--config", try emptyConfiguration()]),
+                                      + (arguments.contains("--config") || environment["MEDIAROUTE_CONFIG"] != nil ? [] : ["--config", try emptyConfiguration()])
+                                      // Routes end when their device goes away, unless the test asks for a reconnect window.
+                                      + (arguments.contains("--reconnect-window") ? [] : ["--reconnect-window", "0"]),
                                   environment: inherited, standardOutput: log, standardError: standardError ?? log)
         try await waitUntil("daemon socket") { (try? UnixSocket.connect(path: self.socket)).map { close($0); return true } ?? false }
     }

@@ -87,10 +87,12 @@ public final class SupervisorHarness: @unchecked Sendable {
     }
 
     @discardableResult
+    /// `reconnectWindow` is zero unless a test asks: a device that goes away ends its route at once.
     public func start(discoveryOnDemand: Duration = .seconds(5), mprisBusAddress: String? = nil,
-                      pushListenAddress: PushListenAddress? = nil) async throws -> Supervisor {
+                      pushListenAddress: PushListenAddress? = nil, reconnectWindow: Duration = .zero) async throws -> Supervisor {
         let configuration = SupervisorConfiguration(driversDirectories: [drivers], stateDirectory: state, discoveryOnDemand: discoveryOnDemand,
-                                                    mprisBusAddress: mprisBusAddress, pushListenAddress: pushListenAddress)
+                                                    mprisBusAddress: mprisBusAddress, pushListenAddress: pushListenAddress,
+                                                    reconnectWindow: reconnectWindow)
         let supervisor = Supervisor(configuration: configuration, logger: log.logger)
         try await supervisor.start()
         self.supervisor = supervisor
@@ -98,8 +100,8 @@ public final class SupervisorHarness: @unchecked Sendable {
     }
 
     /// Starts the supervisor and serves its control socket at `socket`, for apps and the CLI.
-    public func startServing(at socket: String, mprisBusAddress: String? = nil) async throws -> ControlServer {
-        try await start(mprisBusAddress: mprisBusAddress)
+    public func startServing(at socket: String, mprisBusAddress: String? = nil, reconnectWindow: Duration = .zero) async throws -> ControlServer {
+        try await start(mprisBusAddress: mprisBusAddress, reconnectWindow: reconnectWindow)
         return try await ControlServer.start(path: socket, supervisor: supervisor, logger: log.logger)
     }
 

@@ -121,6 +121,23 @@ package enum Control {
         package init(device: String, protocol: String) { (self.device, self.protocol) = (device, `protocol`) }
     }
 
+    /// Gives a device a nickname shown and accepted in place of its own name; nil gives it its own name back.
+    package struct Rename: WireRequest {
+        package typealias Result = NoResult
+        package static let method = "device.rename"
+        package let device: String
+        package let name: String?
+        package init(device: String, name: String?) { (self.device, self.name) = (device, name) }
+
+        private enum Keys: String, CodingKey { case device, name }
+        /// `name` is sent as `null` to clear, never left out.
+        package func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: Keys.self)
+            try container.encode(device, forKey: .device)
+            if let name { try container.encode(name, forKey: .name) } else { try container.encodeNil(forKey: .name) }
+        }
+    }
+
     package struct StartSession: WireRequest {
         package typealias Result = RouteDescription
         package static let method = "session.start"

@@ -24,9 +24,12 @@ package struct RouteDescription: Codable, Sendable, Hashable {
     package let volume: Float?
     package let muted: Bool?
     package let streams: [OpenStream]?
+    /// Set while the device is away and the supervisor waits for it to come back: until when (seconds since 1970, UTC).
+    package let reconnectingUntil: Double?
 
     package init(session: String, protocol: String, protocolName: String, device: MediaOutputDevice, simultaneousSessions: Bool, busy: Bool,
-                 parent: String?, application: String?, url: String?, playback: SessionPlayback?, volume: Float?, muted: Bool?, streams: [OpenStream]?) {
+                 parent: String?, application: String?, url: String?, playback: SessionPlayback?, volume: Float?, muted: Bool?, streams: [OpenStream]?,
+                 reconnectingUntil: Double? = nil) {
         self.session = session
         self.protocol = `protocol`
         self.protocolName = protocolName
@@ -40,6 +43,7 @@ package struct RouteDescription: Codable, Sendable, Hashable {
         self.volume = volume
         self.muted = muted
         self.streams = streams
+        self.reconnectingUntil = reconnectingUntil
     }
 }
 
