@@ -55,14 +55,17 @@ public struct ConfigurationFile: Sendable, Hashable {
         }
         for (name, value, _) in try top.members(allowed: Self.keys, what: "a mapping") {
             switch name {
-            case "driversDirectories": driversDirectories = try value.list(of: "absolute paths of directories") { item throws(ConfigurationProblem) in
-                let directory = try item.absolutePath()
-                var isDirectory: ObjCBool = false
-                guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
-                    throw item.problem("\(item.key) names \(directory), which is not a directory")
+            case "driversDirectories":
+                let listed = try value.list(of: "absolute paths of directories") { item throws(ConfigurationProblem) in
+                    let directory = try item.absolutePath()
+                    var isDirectory: ObjCBool = false
+                    guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
+                        throw item.problem("\(item.key) names \(directory), which is not a directory")
+                    }
+                    return directory
                 }
-                return directory
-            }
+                guard !listed.isEmpty else { throw value.problem("\(value.key) must name at least one directory of driver manifests") }
+                driversDirectories = listed
             case "socket": socket = try value.absolutePath()
             case "stateDirectory": stateDirectory = try value.absolutePath()
             case "logLevel":
@@ -151,6 +154,10 @@ public struct ConfigurationFile: Sendable, Hashable {
         for (name, value, at) in try node.members(allowed: nil, what: "a mapping of variable names to values, such as SWIFT_BACKTRACE: enable=no") {
             guard !name.contains("="), !name.contains("\0") else {
                 throw at.problem("\(value.key): a variable name cannot contain \"=\"")
+            }
+            // The supervisor's own variables say who a driver is and where it keeps its state.
+            guard !name.hasPrefix("MEDIAROUTE_") else {
+                throw at.problem("\(value.key): MEDIAROUTE_ variables are set by mediarouted for its drivers and cannot be overridden")
             }
             environment[name] = try value.string("the variable's value (a string)")
         }

@@ -10,19 +10,33 @@ public struct ConfigurationSource: Sendable {
     public let environment: [String: String]
     public let isRoot: Bool
     public let home: String
+    /// The drivers installed beside the daemon (`BINDIR/../lib/mediaroute/drivers`, as `make install`
+    /// lays them out), used when nothing names a drivers directory.
+    public let installedDriversDirectory: String?
 
     public init(commandLine: CommandLineSettings, configOption: String?, environment: [String: String] = ProcessInfo.processInfo.environment,
-                isRoot: Bool = getuid() == 0, home: String = NSHomeDirectory()) {
+                isRoot: Bool = getuid() == 0, home: String = NSHomeDirectory(), installedDriversDirectory: String? = Self.driversBesideExecutable) {
         self.commandLine = commandLine
         self.location = ConfigurationFileLocation(option: configOption, environment: environment, isRoot: isRoot, home: home)
         self.environment = environment
         self.isRoot = isRoot
         self.home = home
+        self.installedDriversDirectory = installedDriversDirectory
+    }
+
+    /// `BINDIR/../lib/mediaroute/drivers` of the running executable, when it is a directory.
+    public static var driversBesideExecutable: String? {
+        guard let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") else { return nil }
+        let prefix = ((executable as NSString).deletingLastPathComponent as NSString).deletingLastPathComponent
+        let directory = (prefix as NSString).appendingPathComponent("lib/mediaroute/drivers")
+        var isDirectory: ObjCBool = false
+        return FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) && isDirectory.boolValue ? directory : nil
     }
 
     /// The settings as they stand now, or why they cannot be used.
     public func read() throws(ConfigurationProblem) -> DaemonSettings {
-        try DaemonSettings(commandLine: commandLine, file: location.read(), environment: environment, isRoot: isRoot, home: home)
+        try DaemonSettings(commandLine: commandLine, file: location.read(), environment: environment, isRoot: isRoot, home: home,
+                           installedDriversDirectory: installedDriversDirectory)
     }
 
     /// SIGHUP: reads the file again and applies what can change while running (the rest is logged

@@ -24,7 +24,8 @@ public struct DaemonSettings: Sendable, Hashable {
     public static let defaultDiscoveryWait: Duration = .seconds(5)
     public static let defaultReconnectWindow: Duration = .seconds(600)
 
-    public init(commandLine: CommandLineSettings, file: ConfigurationFile, environment: [String: String], isRoot: Bool, home: String) throws(ConfigurationProblem) {
+    public init(commandLine: CommandLineSettings, file: ConfigurationFile, environment: [String: String], isRoot: Bool, home: String,
+                installedDriversDirectory: String? = nil) throws(ConfigurationProblem) {
         func nonEmpty(_ name: String) -> String? { environment[name].flatMap { $0.isEmpty ? nil : $0 } }
         configurationFile = file.path
         if !commandLine.driversDirectories.isEmpty {
@@ -33,6 +34,8 @@ public struct DaemonSettings: Sendable, Hashable {
             driversDirectories = variable.split(separator: ":").map(String.init)
         } else if let listed = file.driversDirectories {
             driversDirectories = listed
+        } else if let installedDriversDirectory {
+            driversDirectories = [installedDriversDirectory]
         } else {
             let file = file.path.map { ", or list driversDirectories in \($0)" } ?? ", or list driversDirectories in a configuration file"
             throw ConfigurationProblem(path: nil, reason: "no drivers directory: pass --drivers-dir DIR, set MEDIAROUTE_DRIVERS_DIRS\(file)")

@@ -25,6 +25,12 @@ extension Supervisor {
     /// Stops the drivers the configuration disables.
     func stopDriversDisabledByConfiguration() async {
         for record in fleet.records where configuration.drivers.isDisabled(record.id) {
+            // One waiting to be restarted after a crash is not restarted (a start under way stops
+            // itself when it ends: `launch` looks again).
+            if case .backingOff = record.phase {
+                record.cancelTimers(loop)
+                record.phase = .stopped
+            }
             if let process = record.process {
                 logger.info("\(record.manifest.kindName) \(record.id) is disabled in the configuration file; stopping it")
                 await stop(process, .disabledByConfiguration)

@@ -70,6 +70,12 @@ extension Supervisor {
         }
         record.startTask = nil
         record.phase = .running(process)
+        // Disabled while it started (the operator, or a configuration reloaded meanwhile): it stops.
+        if isDisabled(record.id) {
+            let reason: StopReason = book.isDisabled(record.id) ? .disabledByOperator : .disabledByConfiguration
+            await stop(process, reason)
+            throw MediaDeviceError(.driverFailed, "\(record.manifest.kindName) \(record.id) was disabled while it started")
+        }
         // A driver that ended right after its handshake may have been reported on the loop before
         // this actor resumed here, while the record was still starting: that report was passed
         // over, so the exit is taken now (restart budget and all) instead of being lost.

@@ -55,6 +55,11 @@ extension Supervisor {
     public func disableDriver(_ protocolID: String) async throws {
         let record = try fleet.require(protocolID)
         try book.change { $0.disabledDrivers.insert(protocolID) }
+        // One waiting to be restarted after a crash is not restarted.
+        if case .backingOff = record.phase {
+            record.cancelTimers(loop)
+            record.phase = .stopped
+        }
         if let process = record.process { await stop(process, .disabledByOperator) }
     }
 
