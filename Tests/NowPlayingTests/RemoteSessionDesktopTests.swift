@@ -75,14 +75,7 @@ struct RemoteSessionDesktopTests {
             _ = try await RemoteMediaSession.start(attributes: SpeakerAttributes.playing("phoenix"), controller: bed.controller)
             let name = "mediaroute.remote_1"
             try await bed.harness.waitUntil("the player") { (try? await playerctl(bus, ["-l"])) == name }
-            let first = try #require(await bed.extensionStatus?.pid)
-            kill(first, SIGKILL)
-            bed.harness.mustBeGone(first)
-            try await bed.harness.waitUntil("a new extension process") {
-                guard let status = await bed.extensionStatus, let pid = status.pid else { return false }
-                return pid != first && status.restarts == 1
-            }
-            try await bed.harness.waitUntil("made again") { await bed.isMade("phoenix") }
+            try await bed.crashExtension(remaking: "phoenix")
             #expect(try await playerctl(bus, ["-l"]) == name, "the same player")
             let paused = try await playerctl(bus, ["-p", name, "pause"])
             #expect(paused.isEmpty, "\(paused)")

@@ -22,10 +22,7 @@ struct RemoteSessionFaultTests {
             #expect(try await bed.push(RemoteSessionTestBed.aps("update", .playing("firm", title: "Accepted"), timestamp: 150), to: token).status == 200)
             try await bed.harness.waitUntil("the accepted update") { await bed.shown("firm")?.content?.title == "Accepted" }
             // ...and after a crash the session is made again from what was accepted.
-            let first = try #require(await bed.extensionStatus?.pid)
-            kill(first, SIGKILL)
-            bed.harness.mustBeGone(first)
-            try await bed.harness.waitUntil("made again") { await bed.extensionStatus?.restarts == 1 && bed.harness.log.contains("made again by its restarted extension") }
+            try await bed.crashExtension(remaking: "firm")
             #expect(await bed.shown("firm")?.content?.title == "Accepted")
             let stored = try #require(try await bed.controller.request(App.RemoteSessions()).sessions.first?.attributes.objectValue)
             #expect(stored["currentTrack"]?.objectValue?["title"]?.stringValue == "Accepted")

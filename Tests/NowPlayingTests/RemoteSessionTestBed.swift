@@ -90,6 +90,19 @@ struct RemoteSessionTestBed {
 
     var extensionStatus: DriverStatus? { get async { await harness.status("org.test.nowplaying") } }
 
+    /// Kills the extension (`SIGKILL`) and waits until the supervisor has restarted it, the
+    /// `restarts`-th time, and made `session` again in the new process.
+    func crashExtension(restarts: Int = 1, remaking session: String) async throws {
+        let first = try #require(await extensionStatus?.pid)
+        kill(first, SIGKILL)
+        harness.mustBeGone(first)
+        try await harness.waitUntil("a new extension process") {
+            guard let status = await extensionStatus, let pid = status.pid else { return false }
+            return pid != first && status.restarts == restarts
+        }
+        try await harness.waitUntil("\(session) made again") { await isMade(session) }
+    }
+
     // MARK: Pushes, sent as a server sends them: with the real curl
 
     struct Answer: CustomStringConvertible {

@@ -107,17 +107,8 @@ struct RemoteSessionTests {
             let session = try await RemoteMediaSession.start(attributes: SpeakerAttributes.playing("survivor"), controller: bed.controller)
             try await session.update(SpeakerAttributes.playing("survivor", title: "After Update", index: 2))
             try await bed.harness.waitUntil("the update shown") { await bed.shown("survivor")?.content?.title == "After Update" }
-            let first = try #require(await bed.extensionStatus?.pid)
-            kill(first, SIGKILL)
-            bed.harness.mustBeGone(first)
-            try await bed.harness.waitUntil("a new extension process") {
-                guard let status = await bed.extensionStatus, let pid = status.pid else { return false }
-                return pid != first && status.restarts == 1
-            }
             // Made again in the new process from the last attributes, and commands reach it there.
-            try await bed.harness.waitUntil("the session made again") {
-                await bed.isMade("survivor")
-            }
+            try await bed.crashExtension(remaking: "survivor")
             #expect(await bed.shown("survivor")?.content?.title == "After Update")
             let key = try #require(await bed.key("survivor"))
             try await bed.supervisor.remoteCommand(key, ToExtension.Command(session: key, command: .previous))
