@@ -5,7 +5,8 @@ import Synchronization
 
 /// A network namespace of the test's own for `mediaroute doctor` to run in, with a veth pair
 /// (both ends inside, so nothing reaches the machine's network): `multicast` says whether its
-/// interface `doc0` can multicast, `route` whether 224.0.0.0/4 is routed to it. Named
+/// interface `doc0` can multicast, `carrier` whether its peer `doc1` is up (else doc0 is up with
+/// NO-CARRIER), `route` whether 224.0.0.0/4 is routed to it. Named
 /// `mediaroute-PID-...`, so a killed run's namespace is swept by the next private network.
 final class DoctorNamespace: Sendable {
     let name: String
@@ -16,25 +17,25 @@ final class DoctorNamespace: Sendable {
     private init(name: String) { self.name = name }
 
     /// Runs `body` in a new namespace, deleted afterwards (what runs in it killed by PID).
-    static func with<T>(multicast: Bool = true, route: Bool = true, _ body: (DoctorNamespace) async throws -> T) async throws -> T {
+    static func with<T>(multicast: Bool = true, carrier: Bool = true, route: Bool = true, _ body: (DoctorNamespace) async throws -> T) async throws -> T {
         let serial = serials.add(1, ordering: .relaxed).newValue
         let namespace = DoctorNamespace(name: "mediaroute-\(getpid())-doctor\(serial)")
         return try await withTearDown {
-            try await namespace.make(subnet: "10.232.\(serial % 254 + 1)", multicast: multicast, route: route)
+            try await namespace.make(subnet: "10.232.\(serial % 254 + 1)", multicast: multicast, carrier: carrier, route: route)
             return try await body(namespace)
         } tearDown: {
             await namespace.destroy()
         }
     }
 
-    private func make(subnet: String, multicast: Bool, route: Bool) async throws {
+    private func make(subnet: String, multicast: Bool, carrier: Bool, route: Bool) async throws {
         try await Self.ip("netns", "add", name)
         try await Self.ip("-n", name, "link", "set", "lo", "up")
         try await Self.ip("-n", name, "link", "add", interface, "type", "veth", "peer", "name", "doc1")
         try await Self.ip("-n", name, "addr", "add", subnet + ".1/24", "dev", interface)
         if !multicast { try await Self.ip("-n", name, "link", "set", interface, "multicast", "off") }
         try await Self.ip("-n", name, "link", "set", interface, "up")
-        try await Self.ip("-n", name, "link", "set", "doc1", "up")
+        if carrier { try await Self.ip("-n", name, "link", "set", "doc1", "up") }
         if route { try await Self.ip("-n", name, "route", "add", "224.0.0.0/4", "dev", interface) }
     }
 

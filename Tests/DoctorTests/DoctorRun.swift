@@ -46,3 +46,25 @@ func doctor(_ arguments: [String], in namespace: DoctorNamespace, socket: String
     DoctorRun(try await namespace.run([DaemonHarness.binary("mediaroute"), "--socket", socket, "doctor", "--json"] + arguments,
                                       environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus]))
 }
+
+/// Runs `mediaroute ARGUMENTS` in `namespace` as nobody (uid 65534), in a mount namespace of its own
+/// (unshare) where `/run` is a fresh tmpfs holding what a machine running the system daemon has: its
+/// runtime directory /run/mediaroute (root's, 0700, as systemd makes it) with the daemon's socket
+/// (`systemRun`, the directory of the test daemon's socket, bind-mounted there), and the user's own
+/// /run/user/65534 (`XDG_RUNTIME_DIR`) without a mediaroute socket. Nothing of it outlives the run.
+func doctorAsUser(_ arguments: [String], in namespace: DoctorNamespace, systemRun: String, bus: String) async throws -> DoctorRun {
+    let script = """
+        set -e
+        mount -t tmpfs -o mode=0755 doctor-run /run
+        mkdir -m 0700 /run/mediaroute
+        mount --bind "$1" /run/mediaroute
+        mkdir -p -m 0755 /run/user
+        mkdir -m 0700 /run/user/65534
+        chown 65534:65534 /run/user/65534
+        shift
+        exec /usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups "$@"
+        """
+    return DoctorRun(try await namespace.run(["/usr/bin/unshare", "--mount", "--propagation", "private", "/bin/sh", "-c", script, "sh", systemRun,
+                                              DaemonHarness.binary("mediaroute")] + arguments + ["--json"],
+                                             environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus, "XDG_RUNTIME_DIR": "/run/user/65534", "MEDIAROUTE_SOCKET": ""]))
+}

@@ -85,9 +85,12 @@ struct DeviceCheck {
         guard let driver else {
             return ("no driver for \(driverID) runs in mediarouted", "install its manifest (\(driverID).json) in one of mediarouted's drivers directories, then SIGHUP mediarouted")
         }
-        if driver.state == "disabled" { return ("its driver \(driverID) is disabled", "`mediaroute enable \(driverID)`") }
-        if driver.state.hasPrefix("failed") || driver.state.hasPrefix("refused") {
+        switch DriverState(driver.state) {
+        case .disabled: return ("its driver \(driverID) is disabled", "`mediaroute enable \(driverID)`")
+        case .disabledByConfiguration: return ("its driver \(driverID) is disabled in the configuration file", DriverState.enableInConfiguration(driverID))
+        case .failed, .refused:
             return ("its driver \(driverID) is \(driver.state)", "see the drivers check above for the cause; then `mediaroute enable \(driverID)`")
+        case .stopped, .starting, .running, .restarting, .unknown: break
         }
         if let said = lines.last { return ("its driver \(driverID) refused it: \(said)", "its driver's sentence names what the device lacks or does wrong") }
         if let error = driver.lastDiscoveryError {

@@ -1,7 +1,7 @@
 import Foundation
 import MediaRouteIPC
 
-/// Interfaces that are up with MULTICAST and an IPv4 address, and the route multicast to mDNS's
+/// Interfaces that are up with a carrier (LOWER_UP), MULTICAST and an IPv4 address, and the route multicast to mDNS's
 /// and SSDP's groups takes.
 ///
 /// Read with `ip -j` (iproute2): its JSON is stable across versions, and `ip route get` asks the
@@ -16,7 +16,9 @@ struct MulticastCheck {
         let flags: Set<String>
         let addresses: [String]
         var isUp: Bool { flags.contains("UP") }
-        var canMulticast: Bool { isUp && flags.contains("MULTICAST") && !addresses.isEmpty }
+        /// Its link is up too: a cable in, a Wi-Fi association, a veth's peer up (`NO-CARRIER` else).
+        var hasCarrier: Bool { flags.contains("LOWER_UP") }
+        var canMulticast: Bool { isUp && hasCarrier && flags.contains("MULTICAST") && !addresses.isEmpty }
     }
 
     func run() async -> [Diagnosis] {
@@ -36,6 +38,10 @@ struct MulticastCheck {
             let addresses = interface.addresses.isEmpty ? "no IPv4 address" : interface.addresses.joined(separator: ", ")
             if interface.canMulticast {
                 diagnoses.append(Diagnosis("multicast", interface.name, .ok, "\(interface.name) (\(addresses)) is up and can multicast"))
+            } else if !interface.hasCarrier {
+                diagnoses.append(Diagnosis("multicast", interface.name, .warning,
+                                           "\(interface.name) (\(addresses)) is up but has no carrier (no LOWER_UP): its link is down, nothing is sent or heard through it",
+                                           fix: "connect it: plug its cable in, join its Wi-Fi network, or bring up the other end of the link"))
             } else if !interface.flags.contains("MULTICAST") {
                 diagnoses.append(Diagnosis("multicast", interface.name, .warning,
                                            "\(interface.name) (\(addresses)) is up without MULTICAST: nothing is discovered through it",
@@ -46,8 +52,8 @@ struct MulticastCheck {
         if usable.isEmpty {
             let seen = interfaces.map { "\($0.name) <\($0.flags.sorted().joined(separator: ","))> \($0.addresses.joined(separator: " "))" }
             diagnoses.append(Diagnosis("multicast", "interfaces", .problem,
-                                       "no network interface is up with MULTICAST and an IPv4 address: mDNS and SSDP reach no device beyond this machine",
-                                       fix: "bring up the interface of the network the devices are on, with an address and multicast on (`ip link set IF up multicast on`)",
+                                       "no network interface is up with a carrier, MULTICAST and an IPv4 address: mDNS and SSDP reach no device beyond this machine",
+                                       fix: "bring up the interface of the network the devices are on, connected, with an address and multicast on (`ip link set IF up multicast on`)",
                                        details: seen))
         }
         for (group, what) in Self.groups {
@@ -70,6 +76,11 @@ struct MulticastCheck {
             return Diagnosis("multicast", group, .warning,
                              "no route covers \(group) (\(what)): `ip route get \(group)` says \"\(why.isEmpty ? "no route" : why)\"; programs that send to it without naming an interface fail",
                              fix: fixRoute)
+        }
+        if let interface = interfaces.first(where: { $0.name == device }), interface.isUp, !interface.hasCarrier {
+            return Diagnosis("multicast", group, .warning,
+                             "multicast to \(group) (\(what)) leaves by \(device), which has no carrier: programs that do not name an interface send it nowhere",
+                             fix: "connect \(device), or route the groups to the interface of the devices' network: \(fixRoute)")
         }
         if let interface = interfaces.first(where: { $0.name == device }), !interface.canMulticast {
             return Diagnosis("multicast", group, .warning,

@@ -50,53 +50,87 @@ enum NFTablesReader {
         let text = texts["\(family) \(table) \(chain) \(handle)"].map { "\"\($0)\" (handle \(handle))" } ?? "rule handle \(handle)"
         let matches = expressions.compactMap { $0["match"]?.objectValue }
         let unknown = expressions.contains { $0["xt"] != nil }
-        return FirewallRuleset.Rule(text: text, verdict: verdict, applies: { port in applies(matches, unknown: unknown, to: port) },
+        return FirewallRuleset.Rule(text: text, verdict: verdict, applies: { packet in applies(matches, unknown: unknown, to: packet) },
                                     removal: "nft delete rule \(family) \(table) \(chain) handle \(handle)")
     }
 
-    /// Whether a rule with these matches applies to UDP to or from `port`.
-    static func applies(_ matches: [JSONObject], unknown: Bool, to port: Int) -> FirewallRuleset.Applies {
-        var namesPort = false, conditional = unknown, onState = false
+    /// Whether a rule with these matches applies to `packet`.
+    static func applies(_ matches: [JSONObject], unknown: Bool, to packet: FirewallRuleset.Packet) -> FirewallRuleset.Applies {
+        var namesPacket = false, conditional = unknown, onState = false, partly = false
         for match in matches {
             let op = match["op"]?.stringValue ?? "=="
             let left = match["left"]?.objectValue, right = match["right"]
             let positive = op == "==" || op == "in"
             guard positive || op == "!=" else { conditional = true; continue }
+            let meta = left?["meta"]?.objectValue?["key"]?.stringValue
             if let payload = left?["payload"]?.objectValue, let field = payload["field"]?.stringValue, field == "dport" || field == "sport" {
                 let proto = payload["protocol"]?.stringValue ?? "th"
                 guard proto == "udp" || proto == "th" else { return .no }
-                guard let contains = contains(right, port: port) else { conditional = true; continue }
-                if contains != positive { return .no }
-                if positive { namesPort = true }
-            } else if let key = left?["meta"]?.objectValue?["key"]?.stringValue, key == "l4proto" {
+                guard let ranges = ports(right) else { conditional = true; continue }
+                let cover = FirewallRuleset.Cover(ranges, field == "dport" ? packet.destinationPorts : packet.sourcePorts)
+                switch positive ? cover : cover.negated {
+                case .none: return .no
+                case .some: partly = true
+                case .all: namesPacket = true
+                }
+            } else if meta == "l4proto" {
                 if containsUDP(right) != positive { return .no }
             } else if let payload = left?["payload"]?.objectValue, let field = payload["field"]?.stringValue, field == "protocol" || field == "nexthdr" {
                 if containsUDP(right) != positive { return .no }
-            } else if let key = left?["meta"]?.objectValue?["key"]?.stringValue, ["iifname", "oifname", "iif", "oif", "nfproto", "iiftype"].contains(key) {
-                continue  // which interface or family: the rule still decides for the port there
+            } else if meta == "pkttype" {
+                // `meta pkttype multicast drop`: every mDNS and SSDP packet to the groups.
+                guard let types = names(right) else { conditional = true; continue }
+                if types.contains(packet.packetType) != positive { return .no }
+                namesPacket = true
+            } else if let fib = left?["fib"]?.objectValue, fib["result"]?.stringValue == "type",
+                      fib["flags"]?.stringValue ?? fib["flags"]?.arrayValue?.compactMap(\.stringValue).joined(separator: ",") == "daddr" {
+                // `fib daddr type multicast drop`: the same, by the destination address.
+                guard let types = names(right) else { conditional = true; continue }
+                if types.contains(packet.destinationType) != positive { return .no }
+                namesPacket = true
+            } else if let meta, ["iifname", "oifname", "iif", "oif", "nfproto", "iiftype"].contains(meta) {
+                continue  // which interface or family: the rule still decides for the packet there
             } else if left?["ct"] != nil {
                 onState = true
             } else {
                 conditional = true  // addresses, marks, limits...
             }
         }
-        if onState || (conditional && !namesPort) { return .sometimes }
+        if onState || partly || (conditional && !namesPacket) { return .sometimes }
         return .yes
     }
 
-    private static func contains(_ value: JSONValue?, port: Int) -> Bool? {
+    /// The ports a match's right side names (a port, a range, an anonymous set of them), nil for
+    /// anything else (a named set, a map).
+    private static func ports(_ value: JSONValue?) -> [ClosedRange<Int>]? {
         guard let value else { return nil }
-        if let number = value.integerValue { return number == port }
-        if let range = value.objectValue?["range"]?.arrayValue, range.count == 2, let low = range[0].integerValue, let high = range[1].integerValue {
-            return low <= port && port <= high
+        if let number = value.integerValue.map(Int.init) { return [number...number] }
+        if let range = value.objectValue?["range"]?.arrayValue, range.count == 2,
+           let low = range[0].integerValue.map(Int.init), let high = range[1].integerValue.map(Int.init) {
+            return low <= high ? [low...high] : []
         }
         if let set = value.objectValue?["set"]?.arrayValue {
-            var answer = false
+            var all: [ClosedRange<Int>] = []
             for element in set {
-                guard let inside = contains(element, port: port) else { return nil }
-                answer = answer || inside
+                guard let inside = ports(element) else { return nil }
+                all += inside
             }
-            return answer
+            return all
+        }
+        return nil
+    }
+
+    /// The words a match's right side names (`multicast`, `{ broadcast, multicast }`), nil for anything else.
+    private static func names(_ value: JSONValue?) -> Set<String>? {
+        guard let value else { return nil }
+        if let name = value.stringValue { return [name] }
+        if let set = value.objectValue?["set"]?.arrayValue {
+            var all: Set<String> = []
+            for element in set {
+                guard let inside = names(element) else { return nil }
+                all.formUnion(inside)
+            }
+            return all
         }
         return nil
     }
