@@ -120,7 +120,7 @@ struct ActivationChecks {
             }
             let outcome = try await pair(driver, device, session, code: code)
             guard let outcome else { return .fail("no outcome within \(setup.outcomeBound)") }
-            guard outcome.method == "device.activated" else { return .fail("\(outcome.method) after the code \(code): \(outcome.params)") }
+            guard outcome.method == "device.activated" else { return .fail("\(outcome.method) after the code \(code): \(outcome.paramsText)") }
             paired = device
             return try checkActivated(outcome, device, session)
         }

@@ -21,7 +21,7 @@ struct ActiveRoute: Sendable {
                 mark = driver.events.mark
                 _ = try await driver.call(ToDriver.Pair(device: device, session: session, code: code))
             default:
-                throw KitError("\(device.displayName) refused the activation: \(outcome.params)")
+                throw KitError("\(device.displayName) refused the activation: \(outcome.paramsText)")
             }
         }
     }

@@ -1,23 +1,17 @@
 import MediaRouteIPC
 import MediaRouteWire
 
-/// Faults the well-formed connection can carry, from the supervisor's side: requests abandoned
-/// mid-flight (§7), an `rpc.cancel` for an id never sent, a method the driver does not have
-/// (§10: `-32601`), and params that do not match §11 (`-32602`). Each time the driver must go on
-/// answering heartbeats.
+/// Faults the well-formed connection can carry, from the supervisor's side: a request whose work
+/// goes on abandoned mid-flight (§7), an `rpc.cancel` for an id never sent, a method the driver
+/// does not have (§10: `-32601`), and params that do not match §11 (`-32602`). Each time the
+/// driver must go on answering heartbeats.
 struct CancellationChecks {
     let setup: KitSetup
     let report: ConformanceReport
 
     func run(on driver: DriverUnderTest) async {
-        await report.check("§7 Cancellation", "a request abandoned mid-flight (rpc.cancel right after it) leaves the driver answering") {
-            // A timeout of a microsecond: the request is written, then its timeout passes on the
-            // loop and the connection sends rpc.cancel (§7), whether or not the answer crossed it
-            // on the wire (the connection drops a late answer, as §7 asks).
-            do {
-                _ = try await driver.connection.request("rpc.ping", [:], timeout: .microseconds(1))
-            } catch let error as RPCError where error.code == .timedOut {}
-            return try await stillAnswers(driver, after: "an abandoned request")
+        await report.check("§7 Cancellation", "a request whose work goes on is abandoned mid-flight (discovery.start, then rpc.cancel of it at once): the driver answers discovery.stop, discovery.start and discovery.stop again, and rpc.ping") {
+            try await abandonedDiscovery(driver)
         }
         await report.check("§7 Cancellation", "rpc.cancel of an id never sent is ignored (a notification is never answered)") {
             try await driver.connection.notify("rpc.cancel", ["id": 987_654_321])
@@ -47,6 +41,34 @@ struct CancellationChecks {
             let violations = driver.violations
             return violations.isEmpty ? .pass : .fail(violations.joined(separator: "; "))
         }
+    }
+
+    /// §7 on work that outlives its request: `discovery.start` is answered at once but discovery
+    /// runs until `discovery.stop`. The kit gives the request a timeout of a microsecond, so the
+    /// connection writes `rpc.cancel` for it right behind it (the driver reads the cancel before,
+    /// with or just after the request; a late answer is dropped, as §7 asks). What passing proves:
+    /// the driver neither crashes nor wedges on an `rpc.cancel` naming a request whose work is
+    /// under way, and that work stays under its control: it answers the request that ends it,
+    /// starts it again, ends it again, and answers heartbeats. It does not prove the driver stopped
+    /// anything (§7: it SHOULD; a discovery answered before the cancel arrived has nothing to stop).
+    private func abandonedDiscovery(_ driver: DriverUnderTest) async throws -> Verdict {
+        var abandoned = "abandoned before its answer"
+        do {
+            _ = try await driver.connection.request(ToDriver.StartDiscovery.method, [:], timeout: .microseconds(1))
+            abandoned = "answered before it could be abandoned"
+        } catch let error as RPCError where error.code == .timedOut {}
+        func fails<Request: WireRequest>(_ request: Request, _ step: String) async -> Verdict? {
+            do {
+                _ = try await driver.call(request)
+                return nil
+            } catch {
+                return .fail("after a discovery.start and its rpc.cancel, \(step) got \(error)")
+            }
+        }
+        if let failed = await fails(ToDriver.StopDiscovery(), "discovery.stop") { return failed }
+        if let failed = await fails(ToDriver.StartDiscovery(), "discovery.start again") { return failed }
+        if let failed = await fails(ToDriver.StopDiscovery(), "discovery.stop again") { return failed }
+        return try await stillAnswers(driver, after: "the abandoned discovery.start", detail: "discovery.start \(abandoned)")
     }
 
     /// The driver still answers `rpc.ping` in time after `what`.

@@ -1,7 +1,8 @@
 import MediaRouteIPC
 import MediaRouteWire
 
-/// The whole walk through IPC/README.md on one driver: first the well-formed conversation on one
+/// The whole walk through IPC/README.md on one driver: first the hello as a fresh driver sends it
+/// (read raw, §4), then the well-formed conversation on one
 /// driver process (handshake, heartbeats, discovery, activation and pairing, sessions, volume,
 /// data, streams, deactivation, cancellation, end of file), then the faults that need a fresh
 /// process each (late and missing hello answers, closing mid-request, malformed input).
@@ -11,6 +12,7 @@ struct ConformanceRun {
 
     func run() async {
         let sessions = SessionNamer()
+        await HandshakeChecks(setup: setup, report: report).helloAsSent()
         do {
             try await DriverUnderTest.with(setup) { driver in
                 report.record(CheckResult(section: "§4 Handshake", clause: "the driver sends hello first and the handshake completes within 5 s",

@@ -8,6 +8,13 @@ struct DriverEvent: Sendable {
     let method: String
     let params: JSONObject
     let at: ContinuousClock.Instant
+    /// The kit's requests still unanswered when this arrived: read on the loop, in the order the
+    /// connection handles what the driver sent, so an answer and a notification are ordered as
+    /// they came on the wire (see `DriverUnderTest.callMarkingAnswer`).
+    let unansweredRequests: Int
+
+    /// The params as JSON text, for a sentence.
+    var paramsText: String { String(decoding: JSONWriter.encode(.object(params)), as: UTF8.self) }
 }
 
 /// Everything the driver sent without being asked (its notifications), recorded on the loop in
@@ -29,9 +36,9 @@ final class DriverEventLog: Sendable {
     private let state = Mutex(State())
 
     /// Called by the connection's notification handlers, on the loop.
-    func append(method: String, params: JSONObject) {
+    func append(method: String, params: JSONObject, unansweredRequests: Int) {
         let resumed: [(CheckedContinuation<DriverEvent?, Never>, DriverEvent)] = state.withLock { state in
-            let event = DriverEvent(index: state.events.count, method: method, params: params, at: .now)
+            let event = DriverEvent(index: state.events.count, method: method, params: params, at: .now, unansweredRequests: unansweredRequests)
             state.events.append(event)
             var resumed: [(CheckedContinuation<DriverEvent?, Never>, DriverEvent)] = []
             for (id, waiter) in state.waiters where event.index >= waiter.after && waiter.matches(event) {

@@ -38,7 +38,12 @@ final class DriverUnderTest: Sendable {
         let violations = ViolationSink()
         var handlers = RPCHandlers()
         for method in notificationMethods {
-            handlers.onNotification(method) { events.append(method: method, params: $0.params) }
+            // Handlers run on the connection's loop, inside its handling of what was read: the
+            // count of unanswered requests is read in wire order with the answers.
+            handlers.onNotification(method) { notification in
+                let unanswered = notification.connection.assumeIsolated { $0.pendingRequestCount }
+                events.append(method: method, params: notification.params, unansweredRequests: unanswered)
+            }
         }
         var configuration = ConnectionConfiguration(label: "driver \(setup.manifest.protocolID) (pid \(launch.pid))")
         configuration.acceptHello = { hello throws(RPCError) in try setup.manifest.check(hello.identity) }
@@ -75,6 +80,20 @@ final class DriverUnderTest: Sendable {
     /// Sends a typed request with the manifest's request timeout.
     func call<Request: WireRequest>(_ request: Request, descriptors: [Int32] = [], timeout: Duration? = nil) async throws -> Request.Result {
         try await connection.call(request, descriptors: descriptors, timeout: timeout)
+    }
+
+    /// Sends `request` (the only request of the kit in flight) and returns its result with the mark
+    /// of the first event the driver sent after the answer: every notification from that mark on
+    /// came after the answer on the wire, also one that arrived in the same read as the answer
+    /// (before this call returned).
+    func callMarkingAnswer<Request: WireRequest>(_ request: Request) async throws -> (result: Request.Result, afterAnswer: Int) {
+        let unansweredBefore = await connection.pendingRequestCount
+        let before = events.mark
+        let result = try await call(request)
+        let returned = events.mark
+        // Events that came while the request was unanswered saw one more request in flight.
+        let afterAnswer = events.events(from: before).first { $0.unansweredRequests <= unansweredBefore }?.index ?? returned
+        return (result, min(afterAnswer, returned))
     }
 
     /// Closes our end and stops the process by its PID.

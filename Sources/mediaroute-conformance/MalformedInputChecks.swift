@@ -46,6 +46,10 @@ struct MalformedInputChecks {
              bytes: frame(#"{"jsonrpc":"2.0","id":10,"method":"rpc.ping","params":[1]}"#), expected: .invalidRequest, closes: false, answers: .number(10)),
         Case(section: "§3 Messages", clause: "a message without \"jsonrpc\": \"2.0\" gets -32600",
              bytes: frame(#"{"id":11,"method":"rpc.ping"}"#), expected: .invalidRequest, closes: false, answers: .number(11)),
+        // §5: an fds outside 0…16 is the wrong shape like any other: -32600, kept. A driver that
+        // treats it as a descriptor mismatch (-32007, closed) fails here.
+        Case(section: "§5 File descriptors", clause: "an \"fds\" outside 0…16 (17, no descriptor sent) gets -32600 with the request's id and the connection is kept",
+             bytes: frame(#"{"jsonrpc":"2.0","id":14,"method":"rpc.ping","params":{},"fds":17}"#), expected: .invalidRequest, closes: false, answers: .number(14)),
         Case(section: "§5 File descriptors", clause: "a descriptor with a frame that names none gets -32007 and the connection closes",
              bytes: frame(#"{"jsonrpc":"2.0","id":12,"method":"rpc.ping","params":{}}"#), descriptors: true, expected: .descriptorMismatch, closes: true),
         Case(section: "§5 File descriptors", clause: "a frame naming a descriptor that never came (fds 1) gets -32007 and the connection closes",
@@ -93,7 +97,10 @@ struct MalformedInputChecks {
         try channel.send(bytes: test.bytes, descriptors: spare >= 0 ? [spare] : [])
         let answer = await channel.answer(to: test.answers, within: Self.bound)
         switch answer {
-        case .message(.errorResponse(_, let error)) where error.code == test.expected:
+        case .message(.errorResponse(let id, let error)) where error.code == test.expected:
+            guard id == test.answers else {
+                return .fail("answered \(error.code) with \"id\": \(id.map { "\($0)" } ?? "null"), not \(test.answers.map { "\($0)" } ?? "null") (§8)")
+            }
             guard !test.closes else { return try await closes(channel, after: "answered \(error.code)") }
             return try await keeps(channel, after: "answered \(error.code)")
         case .message(.errorResponse(_, let error)):

@@ -144,6 +144,26 @@ struct BadInputTests {
         #expect(FileIdentity(descriptor: ends[0])?.descriptorCount == 2)
     }
 
+    /// §5: an `fds` outside 0…16 is the wrong shape (`-32600`, the connection kept); only when
+    /// descriptors came with that frame does the connection close, for them (`-32007`).
+    @Test func fdsOutOfRangeIsTheWrongShape() async throws {
+        let (connection, peer) = try await acceptorWithRawPeer()
+        try peer.writeFrame(#"{"jsonrpc":"2.0","id":7,"method":"echo","params":{},"fds":17}"#)
+        expectError(try await peer.read(), id: .number(7), code: .invalidRequest, containing: "\"fds\" must be an integer from 0 to 16")
+        try peer.writeFrame(#"{"jsonrpc":"2.0","id":8,"method":"echo","params":{},"fds":-1}"#)
+        expectError(try await peer.read(), id: .number(8), code: .invalidRequest, containing: "\"fds\" must be an integer from 0 to 16")
+        try await expectStillServing(peer)
+
+        var ends: [Int32] = [0, 0]
+        pipe(&ends)
+        defer { close(ends[0]); close(ends[1]) }
+        try peer.writeFrame(#"{"jsonrpc":"2.0","id":9,"method":"echo","params":{},"fds":17}"#, descriptors: [ends[0]])
+        expectError(try await peer.read(), id: .number(9), code: .invalidRequest, containing: "\"fds\" must be an integer from 0 to 16")
+        expectError(try await peer.read(), id: nil, code: .descriptorMismatch, containing: "sent 1 file descriptor(s) that no message named")
+        #expect(await connection.waitUntilClosed().code == .descriptorMismatch)
+        #expect(FileIdentity(descriptor: ends[0])?.descriptorCount == 2)  // the received copy was closed
+    }
+
     @Test func disconnectPolicyClosesOnTheFirstViolation() async throws {
         let (connection, peer) = try await acceptorWithRawPeer(policy: .disconnect)
         try peer.writeFrame("not json")

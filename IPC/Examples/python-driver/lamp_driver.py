@@ -14,6 +14,7 @@ import fcntl
 import json
 import mmap
 import os
+import platform
 import select
 import signal
 import socket
@@ -26,6 +27,7 @@ MAX_FRAME = 16 * 1024 * 1024          # what this side accepts (§4)
 MAX_FDS = 16                          # §5
 HANDSHAKE_SECONDS = 5                 # §4
 TICK = 0.1                            # how often playback advances and rings are read when nothing else happens
+PLAYBACK_STATE_SECONDS = 0.5          # playback.state while a session plays: §11.2 asks for at least every second
 
 
 def log(text):
@@ -108,7 +110,9 @@ def message_shape(value):
         raise ProtocolError(-32600, "a message needs \"jsonrpc\": \"2.0\"", id=id)
     fds = value.get("fds", 0)
     if not isinstance(fds, int) or isinstance(fds, bool) or not 0 <= fds <= MAX_FDS:
-        raise ProtocolError(-32007, f"\"fds\" must be an integer from 0 to {MAX_FDS}", closes=True)
+        # The wrong shape, like any other (§5, §8): answered, not handled, the connection kept. Descriptors
+        # that came with the frame are then named by no frame: handle_frames closes for those (-32007).
+        raise ProtocolError(-32600, f"\"fds\" must be an integer from 0 to {MAX_FDS}", id=id)
     if "method" in value:
         if not isinstance(value["method"], str) or not value["method"]:
             raise ProtocolError(-32600, "\"method\" must be a non-empty string", id=id)
@@ -183,13 +187,40 @@ class Playback:
 # ---- §13: sample rings ----
 
 REQUIRED_SEALS = 0x0002 | 0x0004 | 0x0001      # F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL
+X86_64 = platform.machine() in ("x86_64", "AMD64")
+
+
+def _membarrier():
+    """A full memory fence for this thread, or None (§13.1): Python has no atomics or fences, but
+    membarrier(2) with MEMBARRIER_CMD_PRIVATE_EXPEDITED orders the caller's accesses before the call
+    against those after it. Registered once (MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED)."""
+    number = {"x86_64": 324, "aarch64": 283}.get(platform.machine())
+    if number is None:
+        return None
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.syscall(number, 16, 0, 0) != 0 or libc.syscall(number, 8, 0, 0) != 0:
+            return None
+    except (OSError, AttributeError):
+        return None
+    return lambda: libc.syscall(number, 8, 0, 0)
+
+
+FENCE = _membarrier()
 
 
 class Ring:
     """The consumer side of one ring (§13.2). Python has no atomics: the positions are read and written
-    as aligned 8-byte words through a memoryview, one load or store each on the machines MediaRoute runs on."""
+    whole as aligned 8-byte words through a memoryview (§13.1), and the ordering comes from FENCE:
+    - the fence between storing consumer waiting = 1 and loading w once more (wait_fd), without which a
+      wakeup can be lost. Without membarrier(2) a lost wakeup is still bounded: run() polls the eventfd
+      with a timeout (TICK) and consume() reads the ring at every pass, so records wait at most TICK.
+    - acquire after loading w and release before storing r: free on x86-64 (plain loads and stores, issued
+      in order by CPython); elsewhere the fence, and without one a ring is refused."""
     def __init__(self, memory_fd, wakeup_fd, kind):
         self.memory_fd, self.wakeup_fd = memory_fd, wakeup_fd
+        if FENCE is None and not X86_64:
+            raise DeviceError(1006, f"this Python driver orders ring accesses with membarrier(2) on {platform.machine()}, and it is unavailable")
         seals = fcntl.fcntl(memory_fd, getattr(fcntl, "F_GET_SEALS", 1034))
         if seals & REQUIRED_SEALS != REQUIRED_SEALS:
             raise DeviceError(1006, "the ring's memfd is not sealed against shrinking, growing and resealing (§13.1)")
@@ -220,6 +251,8 @@ class Ring:
     def consume(self):
         """Reads every record written; returns False when the producer's positions break the rules (§13.2)."""
         read, write = self.word(128), self.word(64)
+        if FENCE and not X86_64:
+            FENCE()                                                 # acquire: the records are read after w
         if write - read > self.capacity or write < read:
             return False
         consumed = 0
@@ -238,12 +271,18 @@ class Ring:
         self.set_word(136, self.records)
         self.set_word(152, time.clock_gettime_ns(time.CLOCK_MONOTONIC))
         self.set_word(168, self.word(168) + consumed)            # "sent onward": the lamp plays what it reads
+        if FENCE and not X86_64:
+            FENCE()                                                 # release: the records were read before r moves
         self.set_word(128, read)
         return True
 
     def wait_fd(self):
-        """Marks the consumer as waiting and returns the eventfd to poll, or None if records came meanwhile (§13.2)."""
+        """Marks the consumer as waiting and returns the eventfd to poll, or None if records came meanwhile (§13.2).
+        The caller polls it with a timeout (TICK) and consumes at every pass, whatever woke it: the bound on a
+        wakeup lost where there is no fence."""
         struct.pack_into("<I", self.map, 160, 1)
+        if FENCE:
+            FENCE()                                                 # store waiting, then load w: never reordered
         if self.word(64) != self.word(128):
             struct.pack_into("<I", self.map, 160, 0)
             return None
@@ -427,11 +466,11 @@ class LampDriver:
             try:
                 kind, message = message_shape(parse_body(body))
             except ProtocolError as error:
-                if arrived:
-                    self.channel.claim(start, 0)          # descriptors with an unreadable frame: -32007, closed
-                self.channel.fail(error)
+                self.channel.fail(error)                  # answered first, as ours does (§8) ...
                 if error.closes:
                     raise SystemExit(0)
+                if arrived:
+                    self.channel.claim(start, 0)          # ... then its descriptors are named by no frame: -32007, closed (§5)
                 continue
             self.descriptors = self.channel.claim(start, message.get("fds", 0))
             try:
@@ -465,7 +504,7 @@ class LampDriver:
     def tick(self, elapsed, now):
         for session, playback in self.playbacks.items():
             playback.advance(elapsed)
-            if playback.playing and now - playback.last_sent >= 0.5:      # "at least every second while a session plays"
+            if playback.playing and now - playback.last_sent >= PLAYBACK_STATE_SECONDS:
                 playback.last_sent = now
                 self.channel.send({"jsonrpc": "2.0", "method": "playback.state", "params": {"session": session, "state": playback.state()}})
         for (session, stream), ring in list(self.rings.items()):
