@@ -247,7 +247,7 @@ extension RoutesAndSessionsTests {
             #expect(route.addSession(b))
             let mediaB = try await b.start()
             func playerctl(_ arguments: [String]) async -> String {
-                let run = try? await CapturedCommand.run("/usr/bin/playerctl", arguments, environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address], timeout: .seconds(5))
+                let run = try? await CapturedCommand.run("/usr/bin/playerctl", arguments, environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address], timeout: .seconds(15))
                 return run?.output.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
             }
             try await bed.harness.waitUntil("two players") { await playerctl(["-l"]).split(separator: "\n").count == 2 }

@@ -17,17 +17,17 @@ struct CurlResult {
     var written: String
 }
 
-/// Runs `/usr/bin/curl` (at most 30 s) with `arguments`; the body goes to a file in `directory`
+/// Runs `/usr/bin/curl` (at most `seconds`) with `arguments`; the body goes to a file in `directory`
 /// and is read back, or to /dev/null when `keepBody` is false (large downloads).
-func curl(_ arguments: [String], in directory: String, write: String = "", keepBody: Bool = true) async throws -> CurlResult {
+func curl(_ arguments: [String], in directory: String, write: String = "", keepBody: Bool = true, seconds: Int = 20) async throws -> CurlResult {
     let bodyPath = directory + "/curl-body-\(UUID().uuidString)"
     let headersPath = directory + "/curl-headers-\(UUID().uuidString)"
     defer {
         unlink(bodyPath)
         unlink(headersPath)
     }
-    let output = try await ChildOutput.run("/usr/bin/curl", ["-sS", "--max-time", "20", "-D", headersPath, "-o", keepBody ? bodyPath : "/dev/null", "-w", write] + arguments,
-                                           timeout: .seconds(30))
+    let output = try await ChildOutput.run("/usr/bin/curl", ["-sS", "--max-time", String(seconds), "-D", headersPath, "-o", keepBody ? bodyPath : "/dev/null", "-w", write] + arguments,
+                                           timeout: .seconds(seconds + 10))
     try #require(output.termination == .exited(0), "curl \(arguments): \(output.termination): \(output.standardError)")
     let headerText = (try? String(contentsOfFile: headersPath, encoding: .utf8)) ?? ""
     // The last block is the final answer (a 100 Continue may come before it).

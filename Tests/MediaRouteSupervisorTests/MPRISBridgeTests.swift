@@ -25,7 +25,7 @@ struct MPRISBridgeTests {
     }
 
     func playerctl(_ bus: PrivateBus, _ arguments: [String]) async throws -> String {
-        let run = try await CapturedCommand.run("/usr/bin/playerctl", arguments, environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address], timeout: .seconds(5))
+        let run = try await CapturedCommand.run("/usr/bin/playerctl", arguments, environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address], timeout: .seconds(15))
         return run.output.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 

@@ -15,7 +15,7 @@ struct RemoteSessionDesktopTests {
     static let png = Data(base64Encoded: "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")!
 
     func playerctl(_ bus: PrivateBus, _ arguments: [String]) async throws -> String {
-        let run = try await CapturedCommand.run("/usr/bin/playerctl", arguments, environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address], timeout: .seconds(5))
+        let run = try await CapturedCommand.run("/usr/bin/playerctl", arguments, environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address], timeout: .seconds(15))
         return run.output.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 

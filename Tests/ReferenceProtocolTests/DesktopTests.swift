@@ -22,7 +22,7 @@ struct DesktopTests {
                 try await tv.waitFor("playing \(bed.media.url("tone.wav"))")
                 func playerctl(_ arguments: [String]) async -> String {
                     let run = try? await CapturedCommand.run("/usr/bin/playerctl", arguments, environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address],
-                                                             timeout: .seconds(5))
+                                                             timeout: .seconds(15))
                     return run?.output.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
                 }
                 try await bed.harness.waitUntil("the player on the bus") { await playerctl(["-l"]).hasPrefix("mediaroute.") }
