@@ -225,7 +225,7 @@ let package = Package(
             name: "mediaroute-bench",
             dependencies: [
                 "MediaRouteIPC", "MediaRouteWire", "CBenchBaseline", "A2DP", "PCMPlayback", "DBus", "CLinuxHelpers", "MediaRouteSupervisor", "MediaDevice", "PrivateDaemons", "ReferenceProtocol", "MediaCodecs",
-                "AVSystemRouting", "RAOP", "CDBus",
+                "AVSystemRouting", "RAOP", "CDBus", "ScreenMirroring",
                 // Not linked: built beside the bench, which runs it as nowplaying-latency's extension.
                 "mediaroute-test-remote-extension",
                 .product(name: "Logging", package: "swift-log"),
