@@ -64,10 +64,11 @@ struct ScreenCaptureTests {
             for await _ in done { break }
             capture.stop()
             let times = stamps.withLock { Array($0.prefix(41)) }
-            // 40 intervals of 50 ms: 2 s, within one frame either way.
+            // 40 intervals of 50 ms: 2 s, within one frame; a tick missed on a busy machine is skipped (50 ms more), not caught up.
             let span = Double(times[40] - times[0]) / 1e9
-            #expect(abs(span - 2.0) < 0.05, "40 frames at 20 fps took \(span) s")
-            #expect(capture.statistics.late == 0, "\(capture.statistics)")
+            let late = capture.statistics.late
+            #expect(late <= 1, "\(capture.statistics)")
+            #expect(abs(span - 2.0 - Double(late) * 0.05) < 0.05, "40 frames at 20 fps took \(span) s, \(late) ticks late")
         }
     }
 
