@@ -90,6 +90,35 @@ struct MirroringTests {
         }
     }
 
+    @Test func captureEndsWhenTheDeviceGoesAway() async throws {
+        let screen = try await PrivateXServer.start(width: 320, height: 240)
+        try await withTearDown {
+            let painter = try X11Painter(display: screen.display)
+            let idle = try sockets(of: screen.pid)
+            try await ReferenceTestBed.run { bed in
+                let app = bed.app()
+                let observer = AppObserver()
+                #expect(app.addObserver(observer))
+                let receiver = try await bed.listedReceiver(arguments: ["--auth", "none"])
+                _ = try await bed.activate("Den TV") { _ in nil }
+                try await bed.harness.waitUntil("app has the route") { await MainActor.run { observer.route != nil } }
+                let route = try #require(await MainActor.run { observer.route })
+                let mirroring = try await route.startScreenMirroring(.init(display: screen.display, frameRate: 30))
+                #expect(mirroring.format == .video(width: 320, height: 240, frameRate: 30), "the screen's own size")
+                try await waitUntil("frames flow") { mirroring.statistics.frames >= 3 }
+
+                await receiver.stop()  // the device goes away: its route and the stream end, and the capture with them
+                try await waitUntil("the capture ended with the stream") { !mirroring.isCapturing }
+                #expect(mirroring.statistics.ended == "the stream the frames went to has ended", "\(mirroring.statistics)")
+                painter.sync()
+                #expect(try sockets(of: screen.pid) == idle, "the capture's connection is gone")
+                try? await mirroring.stop()
+            }
+        } tearDown: {
+            await screen.stopFromTask()
+        }
+    }
+
     @Test func theOperatorMirrorsADisplayFromTheCLI() async throws {
         let screen = try await PrivateXServer.start(width: 640, height: 360)
         try await withTearDown {
