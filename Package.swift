@@ -48,6 +48,8 @@ let package = Package(
         systemLibrary("CBlueZ", pkgConfig: "bluez", apt: ["libbluetooth-dev"]),
         systemLibrary("COpus", pkgConfig: "opus", apt: ["libopus-dev"]),
         systemLibrary("CX264", pkgConfig: "x264", apt: ["libx264-dev"]),
+        // libxcb with MIT-SHM: the X11 screen grabbed into shared memory, for screen mirroring.
+        systemLibrary("CXCB", pkgConfig: "xcb-shm", apt: ["libxcb-shm0-dev"]),
         systemLibrary("CSBC", pkgConfig: "sbc", apt: ["libsbc-dev"]),
         systemLibrary("CSoxr", pkgConfig: "soxr", apt: ["libsoxr-dev"]),
         systemLibrary("CLibXML2", pkgConfig: "libxml-2.0", apt: ["libxml2-dev"]),
@@ -73,10 +75,14 @@ let package = Package(
 
         // Private D-Bus buses and Avahi daemons (in network namespaces of their own), for the demo
         // on a machine without Avahi, and for the tests: started and stopped by PID.
-        .target(name: "PrivateDaemons", dependencies: ["MediaRouteIPC", "DBus", "CLinuxHelpers"]),
+        .target(name: "PrivateDaemons", dependencies: ["MediaRouteIPC", "DBus", "CLinuxHelpers", "CXCB"]),
 
         // Opus, H.264, SBC and resampling, wrapped once for every driver and receiver that codes media.
         .target(name: "MediaCodecs", dependencies: ["COpus", "CX264", "CSBC", "CSoxr", "RTP"]),
+        // Screen capture (an X11 screen through MIT-SHM, scaled to I420) and screen mirroring on a
+        // route, for apps (AVSystemRoute.startScreenMirroring) and the CLI (`mediaroute mirror`).
+        .target(name: "ScreenCapture", dependencies: ["CXCB"]),
+        .target(name: "ScreenMirroring", dependencies: ["ScreenCapture", "AVSystemRouting", "MediaRouteIPC"]),
 
         // D-Bus over libdbus, on our event loop: calls, signals, exported objects. BlueZ, MPRIS and
         // NowPlaying go through it.
@@ -129,7 +135,7 @@ let package = Package(
         // The operator CLI.
         .executableTarget(
             name: "mediaroute",
-            dependencies: ["MediaRouteIPC", "MediaRouteWire", "MediaDevice", "MediaCodecs", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            dependencies: ["MediaRouteIPC", "MediaRouteWire", "MediaDevice", "MediaCodecs", "ScreenCapture", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                            // `doctor`: browsing through Avahi and searching SSDP as the drivers do.
                            "AvahiDiscovery", "UPnP", .product(name: "NIOHTTP1", package: "swift-nio")]
         ),
@@ -219,7 +225,7 @@ let package = Package(
             name: "mediaroute-bench",
             dependencies: [
                 "MediaRouteIPC", "MediaRouteWire", "CBenchBaseline", "A2DP", "PCMPlayback", "DBus", "CLinuxHelpers", "MediaRouteSupervisor", "MediaDevice", "PrivateDaemons", "ReferenceProtocol", "MediaCodecs",
-                "AVSystemRouting", "RAOP", "CDBus",
+                "AVSystemRouting", "RAOP", "CDBus", "ScreenMirroring",
                 // Not linked: built beside the bench, which runs it as nowplaying-latency's extension.
                 "mediaroute-test-remote-extension",
                 .product(name: "Logging", package: "swift-log"),
@@ -245,7 +251,8 @@ let package = Package(
                                    "mediaroute", "mediaroute-player"]),
         .testTarget(name: "ReferenceProtocolTests",
                     dependencies: ["ReferenceProtocol", "AVSystemRouting", "MediaRouteSupervisor", "MediaDevice", "MediaRouteIPC", "PrivateDaemons", "MediaCodecs",
-                                   "TestSupport", "mediaroute-receiver", "mediaroute-reference-driver", "mediaroute-demo", "mediaroute-player", "mediaroute"]),
+                                   "TestSupport", "mediaroute-receiver", "mediaroute-reference-driver", "mediaroute-demo", "mediaroute-player", "mediaroute",
+                                   "ScreenMirroring"]),
         .testTarget(name: "NowPlayingTests",
                     dependencies: ["NowPlaying", "AVSystemRouting", "MediaDevice", "MediaRouteSupervisor", "MediaRouteIPC", "TestSupport",
                                    "MediaRouteWire", "PrivateDaemons", "mediaroute-test-remote-extension", "mediarouted", "mediaroute"]),
@@ -280,6 +287,8 @@ let package = Package(
                                    "mediaroute-reference-driver", "mediaroute-dlna-driver", "mediaroute-bluetooth-driver", "mediaroute-airplay-driver"]),
         .testTarget(name: "COpusTests", dependencies: ["COpus", "MediaRouteIPC"]),
         .testTarget(name: "CX264Tests", dependencies: ["CX264"]),
+        // Screen capture on a private Xvfb, with a picture the test paints through its own X client.
+        .testTarget(name: "ScreenCaptureTests", dependencies: ["ScreenCapture", "PrivateDaemons"]),
     ],
     swiftLanguageModes: [.v6]
 )

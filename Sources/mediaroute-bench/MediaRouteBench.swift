@@ -66,5 +66,6 @@ struct Benchmark: Sendable {
         Benchmark(name: "dlna-latency") { try await DLNALatencyBenchmark(iterations: $0 ?? 10).run() },
         Benchmark(name: "raop-stream") { try await RAOPStreamBenchmark(seconds: $0 ?? 60).run() },
         Benchmark(name: "nowplaying-latency") { try await NowPlayingLatencyBenchmark(iterations: $0 ?? 300).run() },
+        Benchmark(name: "mirror-latency") { try await MirrorLatencyBenchmark(changes: $0 ?? 40).run() },
     ]
 }

@@ -11,7 +11,7 @@ struct Mediaroute: AsyncParsableCommand {
         abstract: "Operate the MediaRoute supervisor (mediarouted).",
         discussion: "Every command talks to mediarouted over its socket: --socket, else $MEDIAROUTE_SOCKET, else $XDG_RUNTIME_DIR/mediaroute/mediarouted.sock.",
         subcommands: [Status.self, Drivers.self, Devices.self, Activate.self, Deactivate.self, Play.self, Pause.self, Resume.self,
-                      Seek.self, Stop.self, StreamCommand.self, Volume.self, Sessions.self, Prefer.self, Rename.self, Restart.self, Enable.self, Disable.self, Push.self, NowPlaying.self,
+                      Seek.self, Stop.self, StreamCommand.self, MirrorCommand.self, Volume.self, Sessions.self, Prefer.self, Rename.self, Restart.self, Enable.self, Disable.self, Push.self, NowPlaying.self,
                       Doctor.self])
 
     /// Declared here too so `--socket` and `--json` may come before the command as well as after it.
