@@ -53,6 +53,8 @@ let package = Package(
         systemLibrary("CLibXML2", pkgConfig: "libxml-2.0", apt: ["libxml2-dev"]),
         // OpenSSL's libcrypto: AirPlay 1's RSA-OAEP, AES-128-CBC and Digest MD5, and the C baseline of raop-stream.
         systemLibrary("COpenSSL", pkgConfig: "libcrypto", apt: ["libssl-dev"]),
+        // ALSA's libasound: the receiver's sound output, to a card or to PulseAudio's and PipeWire's ALSA devices.
+        systemLibrary("CALSA", pkgConfig: "alsa", apt: ["libasound2-dev"]),
 
         // The wire protocol: framing, JSON-RPC messages, handshake, fd passing, event loop.
         .target(
@@ -77,6 +79,10 @@ let package = Package(
 
         // Opus, H.264, SBC and resampling, wrapped once for every driver and receiver that codes media.
         .target(name: "MediaCodecs", dependencies: ["COpus", "CX264", "CSBC", "CSoxr", "RTP"]),
+
+        // Sound output: a kept ALSA playback device (a card, PulseAudio or PipeWire), or the null
+        // output paced like a card; and which of them `--audio-output` means on this machine.
+        .target(name: "SoundOutput", dependencies: ["CALSA"]),
 
         // D-Bus over libdbus, on our event loop: calls, signals, exported objects. BlueZ, MPRIS and
         // NowPlaying go through it.
@@ -139,7 +145,7 @@ let package = Package(
         .target(name: "ReferenceProtocol", dependencies: ["MediaDevice", "MediaRouteWire", "MediaRouteIPC"], path: "Protocols/Reference/Common"),
         .executableTarget(
             name: "mediaroute-receiver",
-            dependencies: ["ReferenceProtocol", "AvahiDiscovery", "MediaRouteIPC", "MediaDevice", "MediaCodecs", "RTP", "CLinuxHelpers",
+            dependencies: ["ReferenceProtocol", "AvahiDiscovery", "MediaRouteIPC", "MediaDevice", "MediaCodecs", "RTP", "CLinuxHelpers", "SoundOutput",
                            .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Protocols/Reference/Receiver"
         ),
