@@ -75,7 +75,7 @@ let package = Package(
 
         // Private D-Bus buses and Avahi daemons (in network namespaces of their own), for the demo
         // on a machine without Avahi, and for the tests: started and stopped by PID.
-        .target(name: "PrivateDaemons", dependencies: ["MediaRouteIPC", "DBus", "CLinuxHelpers"]),
+        .target(name: "PrivateDaemons", dependencies: ["MediaRouteIPC", "DBus", "CLinuxHelpers", "MediaCodecs", "RTP", "SoundOutput"]),
 
         // Opus, H.264, SBC and resampling, wrapped once for every driver and receiver that codes media.
         .target(name: "MediaCodecs", dependencies: ["COpus", "CX264", "CSBC", "CSoxr", "RTP"]),
@@ -258,7 +258,7 @@ let package = Package(
         .testTarget(name: "MediaDeviceTests", dependencies: ["MediaDevice", "MediaRouteIPC", "MediaRouteWire"]),
         // The DocC articles' code (Sources/*/*.docc), compiled, and checked to be what the articles show.
         .testTarget(name: "DocumentationTests", dependencies: ["MediaDevice", "AVSystemRouting", "NowPlaying"]),
-        .testTarget(name: "MediaCodecsTests", dependencies: ["MediaCodecs", "RTP", "TestSupport"]),
+        .testTarget(name: "MediaCodecsTests", dependencies: ["MediaCodecs", "RTP", "PrivateDaemons", "TestSupport"]),
         .testTarget(name: "CAvahiTests", dependencies: ["CAvahi", "PrivateDaemons"]),
         .testTarget(name: "CDBusTests", dependencies: ["CDBus", "PrivateDaemons"]),
         .testTarget(name: "CBlueZTests", dependencies: ["CBlueZ"]),

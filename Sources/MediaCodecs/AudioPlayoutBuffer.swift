@@ -8,8 +8,8 @@ import Synchronization
 ///   (`PlayoutDelayEstimator`) above a floor of one packet and one read, so it is small on
 ///   loopback and grows on a jittery network.
 /// - Drift between the sender's clock and the card's (and a target that moved) is taken up by
-///   playing a little faster or slower (at most ±0.5 %, interpolated): what it holds drifts back to
-///   the target without a click.
+///   playing a little faster or slower (±0.5 %, up to ±2 % when far off; interpolated): what it
+///   holds goes back to the target without a click.
 /// - A packet missing when its turn comes is concealed by libopus (PLC) in its place; when nothing
 ///   at all is there (an underrun), concealment is inserted instead, and the packet, when it comes,
 ///   plays after it. Past `concealmentLimit` it plays silence and fills up to the target again.
@@ -17,7 +17,8 @@ import Synchronization
 /// `insert` (the network's thread) and `read` (the card's) may run on different threads.
 public final class AudioPlayoutBuffer: Sendable {
     public struct Statistics: Sendable, Equatable {
-        /// Times the card found nothing to play and concealment began.
+        /// Times the card found nothing to play and the stream then went on (counted when it does:
+        /// a stream that ended ran dry too, and that is no underrun).
         public var underruns = 0
         /// Frames made up by concealment, for lost packets and underruns.
         public var concealedFrames = 0
@@ -107,9 +108,12 @@ public final class AudioPlayoutBuffer: Sendable {
                     state.next = oldest
                 }
             }
-            // Slightly faster when holding too much, slower when too little; exact in between.
+            // Slightly faster when holding too much, slower when too little; exact in between. Up to
+            // ±0.5 % (drift is parts per million), up to ±2 % when far off (a sound server that
+            // stalled and left a backlog): 100 ms more than the target go in about 5 s.
             let error = state.smoothedLevel - target
-            let ratio = abs(error) < 0.002 ? 1.0 : 1 + min(0.005, max(-0.005, error * 0.25))
+            let limit = min(0.02, 0.005 + max(0, abs(error) - 0.02) * 0.375)
+            let ratio = abs(error) < 0.002 ? 1.0 : 1 + min(limit, max(-limit, error * 0.25))
             let needed = Int((state.position + ratio * Double(frames)).rounded(.up)) + 1
             while state.available < needed {
                 guard produce(&state) else {
@@ -150,7 +154,7 @@ public final class AudioPlayoutBuffer: Sendable {
         if state.packets[next] == nil {
             if state.packets.isEmpty {
                 // An underrun: concealment inserted, the packet (if it comes) plays after it.
-                if state.concealedRun == 0 { state.statistics.underruns += 1 }
+                state.runningDry = true
                 guard Double(state.concealedRun * state.frameSize) < Self.seconds(concealmentLimit) * Double(sampleRate) else { return false }
             } else {
                 // Lost (or so late that its turn passed): concealed in its place.
@@ -185,6 +189,8 @@ public final class AudioPlayoutBuffer: Sendable {
         if packet != nil {
             state.frameSize = decoded
             state.concealedRun = 0
+            if state.runningDry { state.statistics.underruns += 1 }
+            state.runningDry = false
         } else {
             state.concealedRun += 1
             state.statistics.concealedFrames += 1
@@ -222,6 +228,8 @@ public final class AudioPlayoutBuffer: Sendable {
         var position = 0.0
         var frameSize = 960
         var concealedRun = 0
+        /// Concealing (or silent) because nothing came: an underrun once something comes again.
+        var runningDry = false
         var filling = true
         var smoothedLevel = 0.0
         var statistics = Statistics()

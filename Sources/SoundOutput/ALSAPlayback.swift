@@ -31,7 +31,7 @@ public final class ALSAPlayback: SoundSink {
         pcm = opened
     }
 
-    deinit { close() }
+    deinit { close(draining: false) }
 
     private static func hint(_ device: String) -> String {
         switch device {
@@ -66,9 +66,9 @@ public final class ALSAPlayback: SoundSink {
         return .nanoseconds(Int64(frames) * 1_000_000_000 / Int64(sampleRate))
     }
 
-    public func close() {
+    public func close(draining: Bool) {
         guard let pcm else { return }
-        snd_pcm_drain(pcm)
+        if draining { snd_pcm_drain(pcm) } else { snd_pcm_drop(pcm) }
         snd_pcm_close(pcm)
         self.pcm = nil
     }

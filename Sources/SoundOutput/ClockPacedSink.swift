@@ -29,7 +29,7 @@ public final class ClockPacedSink: SoundSink {
         while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, nil) == EINTR {}
     }
 
-    public func close() {}
+    public func close(draining: Bool) {}
 
     private static func nanoseconds(_ time: timespec) -> Int64 { Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec) }
 }

@@ -10,6 +10,6 @@ public protocol SoundSink: AnyObject {
     var delay: Duration { get }
     /// Times the device ran dry and was restarted.
     var deviceUnderruns: Int { get }
-    /// Plays what the device holds, then closes it.
-    func close()
+    /// Closes the device, after playing what it holds when `draining`, else at once.
+    func close(draining: Bool)
 }

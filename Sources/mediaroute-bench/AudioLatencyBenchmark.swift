@@ -35,7 +35,7 @@ struct AudioLatencyBenchmark {
 
         // The first onset the receiver reported after each burst was written is that burst's.
         let onsets = stage.receiver.output(after: mark).split(separator: "\n")
-            .filter { $0.hasPrefix("onset in stream ") }.compactMap { $0.split(separator: " ").last.flatMap { UInt64($0) } }
+            .filter { $0.hasPrefix("decoded onset in stream ") }.compactMap { $0.split(separator: " ").last.flatMap { UInt64($0) } }
         var latencies: [UInt64] = []
         for (index, burst) in burstTimes.enumerated() {
             let next = index + 1 < burstTimes.count ? burstTimes[index + 1] : .max

@@ -1,0 +1,77 @@
+import Foundation
+import MediaCodecs
+import MediaRouteIPC
+import SoundOutput
+import Synchronization
+
+/// Plays one real-time audio stream: a thread of its own takes 10 ms at a time out of the stream's
+/// playout buffer, at the pace the sound output takes them (the card's clock, or the null output's),
+/// applies the receiver's volume, and writes them out.
+final class RealtimeAudioPlayer: @unchecked Sendable {
+    let name: String
+    let buffer: AudioPlayoutBuffer
+    private let sink: any SoundSink
+    private let reportOnsets: Bool
+    private let running = Atomic<Bool>(true)
+    /// The volume as a Float's bits (0 when muted).
+    private let gain: Atomic<UInt32>
+    private let ended = DispatchSemaphore(value: 0)
+    private let failure = Mutex<String?>(nil)
+
+    init(name: String, buffer: AudioPlayoutBuffer, sink: any SoundSink, gain: Float, reportOnsets: Bool) {
+        self.name = name
+        self.buffer = buffer
+        self.sink = sink
+        self.reportOnsets = reportOnsets
+        self.gain = Atomic(gain.bitPattern)
+        Thread.detachNewThread { [self] in play() }
+    }
+
+    func setGain(_ value: Float) { gain.store(value.bitPattern, ordering: .relaxed) }
+
+    /// What the sound device holds ahead of what leaves the buffer, and the times it ran dry.
+    var deviceDelay: Duration { sink.delay }
+
+    /// Stops playing (what the device holds still plays) and waits for the thread to end.
+    func stop() -> String? {
+        running.store(false, ordering: .relaxed)
+        ended.wait()
+        return failure.withLock { $0 }
+    }
+
+    private func play() {
+        defer {
+            sink.close(draining: true)
+            ended.signal()
+        }
+        var period = [Float](repeating: 0, count: buffer.readFrames * buffer.channels)
+        var silentPeriods = 0
+        while running.load(ordering: .relaxed) {
+            _ = period.withUnsafeMutableBufferPointer { buffer.read(into: $0) }
+            let left = SampleRing.monotonicNow()
+            let volume = Float(bitPattern: gain.load(ordering: .relaxed))
+            if volume != 1 { for index in period.indices { period[index] *= volume } }
+            if reportOnsets { detectOnset(period, silentPeriods: &silentPeriods, at: left) }
+            do {
+                try period.withUnsafeBufferPointer { try sink.write($0) }
+            } catch {
+                say("stream \(name): \(error)")
+                failure.withLock { $0 = "\(error)" }
+                return
+            }
+        }
+    }
+
+    /// Prints when sound leaves the playout buffer after 100 ms of silence, with the monotonic time.
+    private func detectOnset(_ period: [Float], silentPeriods: inout Int, at time: UInt64) {
+        var energy: Float = 0
+        for sample in period { energy += sample * sample }
+        let rms = (energy / Float(max(period.count, 1))).squareRoot()
+        if rms < 0.01 {
+            silentPeriods += 1
+        } else if rms > 0.05 && silentPeriods >= 10 {
+            silentPeriods = 0
+            say("played onset in stream \(name) at \(time), device delay \(sink.delay.components.attoseconds / 1_000_000_000 + sink.delay.components.seconds * 1_000_000_000) ns")
+        }
+    }
+}

@@ -1,0 +1,123 @@
+@testable import AVSystemRouting
+import Foundation
+import MediaCodecs
+import MediaDevice
+import MediaRouteIPC
+@testable import MediaRouteSupervisor
+import PrivateDaemons
+import Testing
+import TestSupport
+
+/// The receiver makes sound: a headless PulseAudio of the test's own (a null sink) is its sound
+/// server, reached through ALSA's `pulse` device as on a desktop, and the sink's monitor, recorded
+/// with parec, is compared with what was sent: the tone's frequency, its level, its length, no gaps.
+@Suite("Reference receiver: sound on a real sound server", .serialized, .timeLimit(.minutes(3)))
+struct SoundOutputTests {
+    /// Runs `body` with a private PulseAudio and a test bed, and stops both.
+    private func withSoundServer(_ body: (PrivatePulseAudio, ReferenceTestBed) async throws -> Void) async throws {
+        let pulse = try await PrivatePulseAudio()
+        try await withTearDown {
+            try await ReferenceTestBed.run { bed in try await body(pulse, bed) }
+        } tearDown: {
+            await pulse.stop()
+        }
+    }
+
+    /// A tone as recorded: where it is loud (5 ms blocks above −30 dBFS), its frequency, peak and longest gap inside.
+    struct Heard: CustomStringConvertible {
+        var seconds = 0.0, frequency = 0.0, peak: Float = 0, longestGap = 0.0
+        var description: String { "\(String(format: "%.2f", seconds)) s of \(String(format: "%.1f", frequency)) Hz at peak \(peak), longest gap \(longestGap) ms" }
+
+        init(wav path: String) throws {
+            let reader = try WAVReader(path: path)
+            let samples = reader.read(frames: reader.frames)
+            let left = stride(from: 0, to: samples.count, by: 2).map { samples[$0] }
+            let blocks = stride(from: 0, to: left.count - 240, by: 240).map { start -> Bool in
+                var energy: Float = 0
+                for sample in left[start..<(start + 240)] { energy += sample * sample }
+                return (energy / 240).squareRoot() > 0.03
+            }
+            guard let first = blocks.firstIndex(of: true), let last = blocks.lastIndex(of: true) else { return }
+            seconds = Double(last + 1 - first) * 0.005
+            var gap = 0, longest = 0
+            for loud in blocks[first...last] {
+                gap = loud ? 0 : gap + 1
+                longest = max(longest, gap)
+            }
+            longestGap = Double(longest) * 5
+            let tone = Array(left[(first * 240)..<((last + 1) * 240)])
+            peak = tone.map(abs).max() ?? 0
+            frequency = ToneAnalysis.frequency(of: tone.map(Double.init), sampleRate: 48_000)
+        }
+    }
+
+    @Test func aURLPlaysOnTheSoundServerAtTheReceiversVolume() async throws {
+        try await withSoundServer { pulse, bed in
+            let recording = try await pulse.record(to: bed.harness.root + "/heard.wav")
+            let receiver = try await bed.listedReceiver(arguments: ["--auth", "none", "--audio-output", "pulse"], environment: pulse.environment)
+            try await receiver.waitFor("sound to pulse (ALSA device \"pulse\")")
+            try await bed.activate("Den TV") { _ in nil }
+            #expect(try await bed.supervisor.volume("Den TV", .set(0.5)).volume == 0.5)
+            // tone.wav: 4 s of 440 Hz (ffmpeg's sine, at 0.088 of full scale on each channel).
+            let source = try WAVReader(path: bed.harness.root + "/media/tone.wav")
+            let sourcePeak = source.read(frames: source.frames).map(abs).max() ?? 0
+            _ = try await bed.supervisor.startSession("Den TV", url: bed.media.url("tone.wav"))
+            try await bed.harness.waitUntil("played to the end", seconds: 15) { await bed.playback("Den TV")?.state == .ended }
+            await pulse.finish(recording)
+            let heard = try Heard(wav: bed.harness.root + "/heard.wav")
+            print("URL on PulseAudio: \(heard)")
+            #expect(abs(heard.frequency - 440) < 1, "\(heard)")
+            // At volume 0.5: half of the file's level.
+            #expect(abs(heard.peak - sourcePeak / 2) < 0.01, "\(heard), the file's peak \(sourcePeak)")
+            #expect(abs(heard.seconds - 4) < 0.25, "\(heard)")
+            #expect(heard.longestGap <= 10, "\(heard)")
+        }
+    }
+
+    @Test func realtimeAudioPlaysOnTheSoundServerAtTheReceiversVolume() async throws {
+        try await withSoundServer { pulse, bed in
+            let recording = try await pulse.record(to: bed.harness.root + "/heard.wav")
+            let app = bed.app()
+            let observer = AppObserver()
+            #expect(app.addObserver(observer))
+            let receiver = try await bed.listedReceiver(arguments: ["--auth", "none", "--audio-output", "pulse"], environment: pulse.environment)
+            try await bed.activate("Den TV") { _ in nil }
+            try await bed.harness.waitUntil("app has the route") { await MainActor.run { observer.route != nil } }
+            let route = try #require(await MainActor.run { observer.route })
+            #expect(try await bed.supervisor.volume("Den TV", .set(0.8)).volume == 0.8)
+            let stream = try await route.startAudioStream()
+
+            // Three seconds of 1 kHz at half of full scale, in 20 ms records at real-time pace.
+            let start = ContinuousClock.now
+            for record in 0..<150 {
+                let samples = (0..<960).flatMap { frame -> [Float] in
+                    let value = Float(0.5 * sin(2 * Double.pi * 1000 * Double(record * 960 + frame) / 48_000))
+                    return [value, value]
+                }
+                #expect(try samples.withUnsafeBufferPointer { try stream.write($0) })
+                try await Task.sleep(until: start + .milliseconds(20 * (record + 1)))
+                if record == 100 { receiver.press("status") }
+            }
+            // While it plays, the console's status shows the stream's playout buffer.
+            try await receiver.waitFor("stream r1: ")
+            let status = try #require(receiver.console.lastLine(startingWith: "stream r1: "))
+            #expect(status.contains(" underruns, ") && status.contains(" frames concealed ") && status.contains("for a target of "), "\(status)")
+            try await waitUntil("the driver read every record") { stream.statistics.recordsRead == stream.statistics.recordsWritten }
+            try await stream.stop()
+            try await receiver.waitFor("stream r1 ended: ")
+            await pulse.finish(recording)
+            let ended = try #require(receiver.console.lastLine(startingWith: "stream r1 ended: "))
+            #expect(ended.contains("150 packets, 0 lost") && ended.contains(" underruns, "), "\(ended)")
+
+            let heard = try Heard(wav: bed.harness.root + "/heard.wav")
+            print("real-time on PulseAudio: \(heard); \(ended)")
+            // Exact, but for what the playout buffer plays faster or slower to hold its target
+            // (up to 2 % when a busy sound server stalled and left it a backlog).
+            #expect(abs(heard.frequency - 1000) < 20, "\(heard)")
+            // At volume 0.8: 0.4 of full scale.
+            #expect(abs(heard.peak - 0.4) < 0.05, "\(heard)")
+            #expect(abs(heard.seconds - 3) < 0.25, "\(heard)")
+            #expect(heard.longestGap <= 10, "\(heard)")
+        }
+    }
+}
