@@ -74,7 +74,9 @@ let package = Package(
         .target(name: "MediaRouteWire", dependencies: ["MediaRouteIPC"], path: "IPC/Sources/MediaRouteWire"),
 
         // Private D-Bus buses and Avahi daemons (in network namespaces of their own), for the demo
-        // on a machine without Avahi, and for the tests: started and stopped by PID.
+        // on a machine without Avahi, and for the tests: started and stopped by PID. Also a private
+        // PulseAudio, and a bad UDP network (JitterRelay) with a playout path over it, for the sound
+        // tests and benchmarks.
         .target(name: "PrivateDaemons", dependencies: ["MediaRouteIPC", "DBus", "CLinuxHelpers", "MediaCodecs", "RTP", "SoundOutput"]),
 
         // Opus, H.264, SBC and resampling, wrapped once for every driver and receiver that codes media.

@@ -13,7 +13,8 @@ struct ReceiverCommand: AsyncParsableCommand {
         commandName: "mediaroute-receiver",
         abstract: "A media receiver of the MediaRoute reference protocol, announced over Avahi.",
         discussion: """
-        It plays URLs at real-time pace (through ffmpeg), keeps a volume, pairs controllers with a code it \
+        It plays URLs at real-time pace (through ffmpeg) and real-time audio (through a playout buffer) on the \
+        sound output --audio-output names, keeps a volume, pairs controllers with a code it \
         prints, and runs the applications org.mediaroute.echo and org.mediaroute.notes for data channels. \
         Its buttons are commands on standard input: volume 0-100, mute, unmute, pause, resume, status.
         """)
