@@ -9,7 +9,8 @@ import Synchronization
 ///   loopback and grows on a jittery network.
 /// - Drift between the sender's clock and the card's (and a target that moved) is taken up by
 ///   playing a little faster or slower (±0.5 %, up to ±2 % when far off; interpolated): what it
-///   holds goes back to the target without a click.
+///   holds goes back to the target without a click. Holding 60 ms more than the target (the card
+///   stalled while packets came), it skips what is too much at once, crossfaded over 5 ms.
 /// - A packet missing when its turn comes is concealed by libopus (PLC) in its place; when nothing
 ///   at all is there (an underrun), concealment is inserted instead, and the packet, when it comes,
 ///   plays after it. Past `concealmentLimit` it plays silence and fills up to the target again.
@@ -20,7 +21,8 @@ public final class AudioPlayoutBuffer: Sendable {
         /// Times the card found nothing to play and the stream then went on (counted when it does:
         /// a stream that ended ran dry too, and that is no underrun).
         public var underruns = 0
-        /// Frames made up by concealment, for lost packets and underruns.
+        /// Frames made up by concealment, for lost packets and underruns (not the concealment that
+        /// fades out a stream that ended).
         public var concealedFrames = 0
         /// Packets whose turn came before they did, concealed in their place.
         public var lost = 0
@@ -31,6 +33,8 @@ public final class AudioPlayoutBuffer: Sendable {
         public var bufferedDelay: Duration = .zero
         /// The network's jitter as measured.
         public var jitter: Duration = .zero
+        /// Audio skipped to get back to the target after the card stalled while packets came.
+        public var skipped: Duration = .zero
     }
 
     public let sampleRate: Int
@@ -108,6 +112,9 @@ public final class AudioPlayoutBuffer: Sendable {
                     state.next = oldest
                 }
             }
+            // Far too much (a sound server that stalled while packets came): skip what is too much
+            // at once, crossfaded over 5 ms, rather than play fast for seconds.
+            if state.smoothedLevel - target > 0.06 { skipAhead(&state, Int((state.smoothedLevel - target - 0.01) * Double(sampleRate))) }
             // Slightly faster when holding too much, slower when too little; exact in between. Up to
             // ±0.5 % (drift is parts per million), up to ±2 % when far off (a sound server that
             // stalled and left a backlog): 100 ms more than the target go in about 5 s.
@@ -145,6 +152,28 @@ public final class AudioPlayoutBuffer: Sendable {
             }
             return .audio
         }
+    }
+
+    /// Drops `frames` of what is held, fading from what would have played into what plays after them.
+    private func skipAhead(_ state: inout State, _ frames: Int) {
+        let fade = sampleRate / 200
+        while state.available < Int(state.position) + frames + fade + 2, let next = state.next, state.packets[next] != nil {
+            _ = produce(&state)
+        }
+        let whole = Int(state.position)
+        guard frames > 0, state.available >= whole + frames + fade + 2 else { return }
+        state.start += whole * channels
+        state.position -= Double(whole)
+        for frame in 0..<fade {
+            let weight = Float(frame) / Float(fade)
+            for channel in 0..<channels {
+                let from = state.start + frame * channels + channel, to = from + frames * channels
+                state.fifo[to] = state.fifo[from] * (1 - weight) + state.fifo[to] * weight
+            }
+        }
+        state.start += frames * channels
+        state.smoothedLevel -= Double(frames) / Double(sampleRate)
+        state.statistics.skipped += .nanoseconds(Int64(frames) * 1_000_000_000 / Int64(sampleRate))
     }
 
     /// Decodes the next packet, or conceals one; false past the concealment limit.
@@ -189,11 +218,15 @@ public final class AudioPlayoutBuffer: Sendable {
         if packet != nil {
             state.frameSize = decoded
             state.concealedRun = 0
-            if state.runningDry { state.statistics.underruns += 1 }
+            if state.runningDry {
+                state.statistics.underruns += 1
+                state.statistics.concealedFrames += state.dryConcealed
+            }
             state.runningDry = false
+            state.dryConcealed = 0
         } else {
             state.concealedRun += 1
-            state.statistics.concealedFrames += 1
+            if state.runningDry { state.dryConcealed += 1 } else { state.statistics.concealedFrames += 1 }
         }
         state.fifo.append(contentsOf: scratch[0..<(decoded * channels)])
         return true
@@ -230,6 +263,8 @@ public final class AudioPlayoutBuffer: Sendable {
         var concealedRun = 0
         /// Concealing (or silent) because nothing came: an underrun once something comes again.
         var runningDry = false
+        /// Frames concealed while running dry: counted when the stream goes on.
+        var dryConcealed = 0
         var filling = true
         var smoothedLevel = 0.0
         var statistics = Statistics()

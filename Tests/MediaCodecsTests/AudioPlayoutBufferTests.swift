@@ -15,6 +15,8 @@ struct AudioPlayoutBufferTests {
         var dropEvery = 0
         /// The sender's clock against the card's: 1.003 sends 0.3 % fast.
         var senderClockRate = 1.0
+        /// The card stops reading for a while (a sound server that stalled) and goes on at its pace.
+        var cardStall: (at: Double, seconds: Double)?
     }
 
     struct Run {
@@ -57,6 +59,7 @@ struct AudioPlayoutBufferTests {
         // The card stops reading before the stream's end: running dry there is no underrun.
         for read in 0..<Int((seconds - 0.2) / 0.01) {
             let now = Double(read) * 0.01
+            if let stall = network.cardStall, now >= stall.at, now < stall.at + stall.seconds { continue }
             while next < arrivals.count, arrivals[next].time <= now {
                 buffer.insert(arrivals[next].packet, arrival: base + .nanoseconds(Int64(arrivals[next].time * 1e9)))
                 next += 1
@@ -104,6 +107,16 @@ struct AudioPlayoutBufferTests {
         #expect(statistics.underruns <= 5, "\(statistics)")
         #expect(run.longestSilence <= 10, "no gap: \(run.longestSilence) ms of silence")
         #expect(abs(run.frequency - 440) < 3, "\(run.frequency) Hz")
+    }
+
+    @Test func aStalledCardsBacklogIsSkippedWithoutAGap() throws {
+        let run = try run(seconds: 8, Network(cardStall: (at: 2, seconds: 0.15)))
+        let statistics = try #require(run.statistics)
+        #expect(statistics.underruns == 0, "\(statistics)")
+        #expect(statistics.skipped >= .milliseconds(60), "\(statistics)")
+        let off = abs((statistics.bufferedDelay - statistics.targetDelay) / .milliseconds(1))
+        #expect(off <= 15, "back near the target: \(statistics)")
+        #expect(run.longestSilence <= 10, "\(run.longestSilence) ms of silence")
     }
 
     @Test(arguments: [1.003, 0.997])

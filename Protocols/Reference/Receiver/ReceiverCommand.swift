@@ -100,7 +100,7 @@ struct ReceiverCommand: AsyncParsableCommand {
         do {
             try ALSAPlayback(device: device, sampleRate: 48_000, channels: 2, latency: .milliseconds(30)).close(draining: false)
         } catch {
-            throw ValidationError("--audio-output \(output.rawValue): \(error)")
+            throw SoundOutputError("--audio-output \(output.rawValue): \(error)")
         }
         say("sound to \(output.rawValue) (ALSA device \"\(device)\")")
     }
