@@ -36,6 +36,7 @@ public final class JitterRelay: @unchecked Sendable {
     private let network: Network
     private let counts = Mutex(Counts())
     private let ended = DispatchSemaphore(value: 0)
+    private let stopped = Atomic<Bool>(false)
 
     /// Relays to `host:targetPort` from a socket of its own on `host` (a receiver that takes
     /// datagrams only from its controller's host sees them come from there).
@@ -60,8 +61,9 @@ public final class JitterRelay: @unchecked Sendable {
 
     public var relayed: Counts { counts.withLock { $0 } }
 
-    /// Passes on what is still held, ends the thread and closes the sockets.
+    /// Passes on what is still held, ends the thread and closes the sockets; once.
     public func stop() {
+        guard !stopped.exchange(true, ordering: .relaxed) else { return }
         _ = write(wake[1], "x", 1)
         ended.wait()
         [inbound, outbound, wake[0], wake[1]].forEach { _ = close($0) }

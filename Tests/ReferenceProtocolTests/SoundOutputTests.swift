@@ -23,34 +23,6 @@ struct SoundOutputTests {
         }
     }
 
-    /// A tone as recorded: where it is loud (5 ms blocks above −30 dBFS), its frequency, peak and longest gap inside.
-    struct Heard: CustomStringConvertible {
-        var seconds = 0.0, frequency = 0.0, peak: Float = 0, longestGap = 0.0
-        var description: String { "\(String(format: "%.2f", seconds)) s of \(String(format: "%.1f", frequency)) Hz at peak \(peak), longest gap \(longestGap) ms" }
-
-        init(wav path: String) throws {
-            let reader = try WAVReader(path: path)
-            let samples = reader.read(frames: reader.frames)
-            let left = stride(from: 0, to: samples.count, by: 2).map { samples[$0] }
-            let blocks = stride(from: 0, to: left.count - 240, by: 240).map { start -> Bool in
-                var energy: Float = 0
-                for sample in left[start..<(start + 240)] { energy += sample * sample }
-                return (energy / 240).squareRoot() > 0.03
-            }
-            guard let first = blocks.firstIndex(of: true), let last = blocks.lastIndex(of: true) else { return }
-            seconds = Double(last + 1 - first) * 0.005
-            var gap = 0, longest = 0
-            for loud in blocks[first...last] {
-                gap = loud ? 0 : gap + 1
-                longest = max(longest, gap)
-            }
-            longestGap = Double(longest) * 5
-            let tone = Array(left[(first * 240)..<((last + 1) * 240)])
-            peak = tone.map(abs).max() ?? 0
-            frequency = ToneAnalysis.frequency(of: tone.map(Double.init), sampleRate: 48_000)
-        }
-    }
-
     @Test func aURLPlaysOnTheSoundServerAtTheReceiversVolume() async throws {
         try await withSoundServer { pulse, bed in
             let recording = try await pulse.record(to: bed.harness.root + "/heard.wav")
@@ -64,7 +36,7 @@ struct SoundOutputTests {
             _ = try await bed.supervisor.startSession("Den TV", url: bed.media.url("tone.wav"))
             try await bed.harness.waitUntil("played to the end", seconds: 15) { await bed.playback("Den TV")?.state == .ended }
             await pulse.finish(recording)
-            let heard = try Heard(wav: bed.harness.root + "/heard.wav")
+            let heard = try HeardTone(wav: bed.harness.root + "/heard.wav")
             print("URL on PulseAudio: \(heard)")
             #expect(abs(heard.frequency - 440) < 1, "\(heard)")
             // At volume 0.5: half of the file's level.
@@ -109,8 +81,8 @@ struct SoundOutputTests {
             let ended = try #require(receiver.console.lastLine(startingWith: "stream r1 ended: "))
             #expect(ended.contains("150 packets, 0 lost") && ended.contains(" underruns, "), "\(ended)")
 
-            let heard = try Heard(wav: bed.harness.root + "/heard.wav")
-            print("real-time on PulseAudio: \(heard); \(ended)")
+            let heard = try HeardTone(wav: bed.harness.root + "/heard.wav")
+            print("real-time on PulseAudio: \(heard); \(ended)" + receiver.output.split(separator: "\n").filter { $0.contains("stalled") }.map { "\n  " + $0 }.joined())
             // Exact, but for what the playout buffer plays faster or slower to hold its target
             // (0.5 %, up to 2 % for a while when a busy sound server stalled and left it a backlog).
             #expect(abs(heard.frequency - 1000) < 10, "\(heard)")

@@ -46,6 +46,14 @@ final class RealtimeAudioPlayer: @unchecked Sendable {
         }
         var period = [Float](repeating: 0, count: buffer.readFrames * buffer.channels)
         var silentPeriods = 0
+        var periods = 0
+        do {
+            try startDevice(silence: period)
+        } catch {
+            say("stream \(name): \(error)")
+            failure.withLock { $0 = "\(error)" }
+            return
+        }
         while running.load(ordering: .relaxed) {
             _ = period.withUnsafeMutableBufferPointer { buffer.read(into: $0) }
             let left = SampleRing.monotonicNow()
@@ -54,11 +62,31 @@ final class RealtimeAudioPlayer: @unchecked Sendable {
             if reportOnsets { detectOnset(period, silentPeriods: &silentPeriods, at: left) }
             do {
                 try period.withUnsafeBufferPointer { try sink.write($0) }
+                let took = SampleRing.monotonicNow() - left
+                if took > 50_000_000 {
+                    say("stream \(name): the sound output took \(took / 1_000_000) ms to take 10 ms, \(String(format: "%.2f", Double(periods) / 100)) s into the stream (it stalled)")
+                }
+                periods += 1
             } catch {
                 say("stream \(name): \(error)")
                 failure.withLock { $0 = "\(error)" }
                 return
             }
+        }
+    }
+
+    /// Writes silence until the device takes it at its pace (two writes of 10 ms taking 5-20 ms
+    /// each), for at most a second: a sound server takes time to start a stream (PulseAudio's ALSA
+    /// device blocks 0.1-0.35 s once its buffer is full), and the stream's audio must not wait in
+    /// the playout buffer meanwhile. What arrives during it is a backlog the buffer skips.
+    private func startDevice(silence: [Float]) throws(SoundOutputError) {
+        let deadline = SampleRing.monotonicNow() + 1_000_000_000
+        var steady = 0
+        while steady < 2, running.load(ordering: .relaxed), SampleRing.monotonicNow() < deadline {
+            let before = SampleRing.monotonicNow()
+            try silence.withUnsafeBufferPointer { samples throws(SoundOutputError) in try sink.write(samples) }
+            let took = SampleRing.monotonicNow() - before
+            steady = (5_000_000...20_000_000).contains(took) ? steady + 1 : 0
         }
     }
 

@@ -508,7 +508,7 @@ actor Receiver {
         func ms(_ duration: Duration) -> Int { Int((duration / .milliseconds(1)).rounded()) }
         return "\(statistics.underruns) underruns, \(statistics.concealedFrames) frames concealed (\(statistics.lost) lost, \(statistics.late) late), "
             + "buffering \(ms(statistics.bufferedDelay)) ms for a target of \(ms(statistics.targetDelay)) ms (jitter \(ms(statistics.jitter)) ms)"
-            + (statistics.skipped > .zero ? ", \(ms(statistics.skipped)) ms skipped after the sound output stalled" : "")
+            + (statistics.skipped > .zero ? ", \(ms(statistics.skipped)) ms skipped to catch up with the sound output (its start or a stall)" : "")
     }
 
     private func setVolume(_ level: Double, muted mute: Bool) {
