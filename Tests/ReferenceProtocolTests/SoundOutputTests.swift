@@ -105,4 +105,51 @@ struct SoundOutputTests {
         let unknown = try await ChildOutput.run(DaemonHarness.binary("mediaroute-receiver"), ["--name", "Mute TV", "--state-dir", root, "--audio-output", "loud"], timeout: .seconds(20))
         #expect(unknown.standardError.contains("--audio-output must be one of auto, pulse, pipewire, alsa, null, not \"loud\""), "\(unknown.standardError)")
     }
+
+    @Test func pauseSeekAndSpeedAreHeardOnTheSoundServer() async throws {
+        try await withSoundServer { pulse, bed in
+            // 440 Hz for 2 s, then 880 Hz for 2 s.
+            try await MediaFileServer.makeTones(at: bed.harness.root + "/media/two.wav", [(440, 2), (880, 2)], title: "Two Tones")
+            let recording = try await pulse.record(to: bed.harness.root + "/heard.wav")
+            _ = try await bed.listedReceiver(arguments: ["--auth", "none", "--audio-output", "pulse"], environment: pulse.environment)
+            try await bed.activate("Den TV") { _ in nil }
+            _ = try await bed.supervisor.startSession("Den TV", url: bed.media.url("two.wav"))
+            try await bed.harness.waitUntil("half a second played") { await bed.playback("Den TV")?.position ?? 0 >= 0.5 }
+            _ = try await bed.supervisor.setPlayback("Den TV", PlaybackChanges(isPlaying: false))
+            try await bed.harness.waitUntil("paused") { await bed.playback("Den TV")?.state == .paused }
+            // What a pause sounds like: nothing, for as long as it lasts.
+            try await Task.sleep(for: .milliseconds(600))
+            // The second tone, from its start, at twice the speed: 1 s of 880 Hz (atempo keeps the pitch).
+            _ = try await bed.supervisor.setPlayback("Den TV", PlaybackChanges(position: 2, speed: 2, isPlaying: true))
+            try await bed.harness.waitUntil("played to the end", seconds: 15) { await bed.playback("Den TV")?.state == .ended }
+            await pulse.finish(recording)
+
+            let reader = try WAVReader(path: bed.harness.root + "/heard.wav")
+            let samples = reader.read(frames: reader.frames)
+            let left = stride(from: 0, to: samples.count, by: 2).map { Double(samples[$0]) }
+            // Loud runs of 5 ms blocks, split by at least 100 ms of silence.
+            var runs: [Range<Int>] = [], quiet = 0, current: Int?
+            for (index, start) in stride(from: 0, to: left.count - 240, by: 240).enumerated() {
+                var energy = 0.0
+                for sample in left[start..<(start + 240)] { energy += sample * sample }
+                if (energy / 240).squareRoot() > 0.01 {
+                    if current == nil { current = index }
+                    quiet = 0
+                } else if let began = current {
+                    quiet += 1
+                    if quiet == 20 { runs.append(began..<(index - 19)); current = nil }
+                }
+            }
+            if let began = current { runs.append(began..<(left.count / 240)) }
+            let described = runs.map { run in
+                let tone = Array(left[(run.lowerBound * 240)..<(run.upperBound * 240)])
+                return (seconds: Double(run.count) * 0.005, frequency: ToneAnalysis.frequency(of: tone, sampleRate: 48_000))
+            }
+            print("pause, seek, speed on PulseAudio: \(described)")
+            #expect(described.count == 2, "two runs of sound around the pause: \(described)")
+            guard described.count == 2 else { return }
+            #expect(abs(described[0].frequency - 440) < 2 && described[0].seconds >= 0.4 && described[0].seconds < 1.2, "\(described[0])")
+            #expect(abs(described[1].frequency - 880) < 4 && abs(described[1].seconds - 1) < 0.2, "\(described[1])")
+        }
+    }
 }
