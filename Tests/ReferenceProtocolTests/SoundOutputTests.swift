@@ -88,7 +88,8 @@ struct SoundOutputTests {
             #expect(abs(heard.frequency - 1000) < 10, "\(heard)")
             // At volume 0.8: 0.4 of full scale.
             #expect(abs(heard.peak - 0.4) < 0.05, "\(heard)")
-            #expect(abs(heard.seconds - 3) < 0.25, "\(heard)")
+            // All of it but what came while PulseAudio started the device (0.1-0.35 s, skipped).
+            #expect(heard.seconds > 2.6 && heard.seconds < 3.1, "\(heard)")
             #expect(heard.longestGap <= 10, "\(heard)")
         }
     }

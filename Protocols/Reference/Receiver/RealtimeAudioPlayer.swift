@@ -17,6 +17,7 @@ final class RealtimeAudioPlayer: @unchecked Sendable {
     private let gain: Atomic<UInt32>
     private let ended = DispatchSemaphore(value: 0)
     private let failure = Mutex<String?>(nil)
+    private let deviceUnderrunCount = Atomic<Int>(0)
 
     init(name: String, buffer: AudioPlayoutBuffer, sink: any SoundSink, gain: Float, reportOnsets: Bool) {
         self.name = name
@@ -29,8 +30,8 @@ final class RealtimeAudioPlayer: @unchecked Sendable {
 
     func setGain(_ value: Float) { gain.store(value.bitPattern, ordering: .relaxed) }
 
-    /// What the sound device holds ahead of what leaves the buffer, and the times it ran dry.
-    var deviceDelay: Duration { sink.delay }
+    /// Times the sound device ran dry (the thread feeding it was late), and was restarted.
+    var deviceUnderruns: Int { deviceUnderrunCount.load(ordering: .relaxed) }
 
     /// Stops playing (what the device holds still plays) and waits for the thread to end.
     func stop() -> String? {
@@ -62,6 +63,7 @@ final class RealtimeAudioPlayer: @unchecked Sendable {
             if reportOnsets { detectOnset(period, silentPeriods: &silentPeriods, at: left) }
             do {
                 try period.withUnsafeBufferPointer { try sink.write($0) }
+                deviceUnderrunCount.store(sink.deviceUnderruns, ordering: .relaxed)
                 let took = SampleRing.monotonicNow() - left
                 if took > 50_000_000 {
                     say("stream \(name): the sound output took \(took / 1_000_000) ms to take 10 ms, \(String(format: "%.2f", Double(periods) / 100)) s into the stream (it stalled)")

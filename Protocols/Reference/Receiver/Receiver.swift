@@ -467,7 +467,7 @@ actor Receiver {
     private func stopStream(_ key: StreamKey) -> ReferenceRequest.StreamStop.Summary {
         guard let stream = streams.removeValue(forKey: key) else { return .init(packets: 0, lost: 0, frames: 0) }
         let summary = stream.stop()
-        let playout: String = stream.player.map { ", " + Self.describe($0.buffer.statistics) } ?? ""
+        let playout: String = stream.player.map { ", " + Self.describe($0.buffer.statistics, deviceUnderruns: $0.deviceUnderruns) } ?? ""
         say("stream \(key.name) ended: \(stream.packets) packets, \(stream.lost) lost, \(stream.frames) frames"
             + (stream.strangers > 0 ? ", \(stream.strangers) datagrams from other hosts dropped" : "")
             + (stream.recording.map { ", recorded to \($0)" } ?? "") + playout)
@@ -504,11 +504,12 @@ actor Receiver {
     private var gain: Float { muted ? 0 : Float(volume) }
 
     /// A stream's playout, as the console and the end of a stream say it.
-    static func describe(_ statistics: AudioPlayoutBuffer.Statistics) -> String {
+    static func describe(_ statistics: AudioPlayoutBuffer.Statistics, deviceUnderruns: Int = 0) -> String {
         func ms(_ duration: Duration) -> Int { Int((duration / .milliseconds(1)).rounded()) }
         return "\(statistics.underruns) underruns, \(statistics.concealedFrames) frames concealed (\(statistics.lost) lost, \(statistics.late) late), "
             + "buffering \(ms(statistics.bufferedDelay)) ms for a target of \(ms(statistics.targetDelay)) ms (jitter \(ms(statistics.jitter)) ms)"
             + (statistics.skipped > .zero ? ", \(ms(statistics.skipped)) ms skipped to catch up with the sound output (its start or a stall)" : "")
+            + (deviceUnderruns > 0 ? ", the sound device ran dry \(deviceUnderruns) times" : "")
     }
 
     private func setVolume(_ level: Double, muted mute: Bool) {
@@ -564,7 +565,9 @@ actor Receiver {
         case "status"?:
             let playing = current.map { "\($0.session): \(player.state.phase.rawValue) at \(String(format: "%.1f", player.position)) s" } ?? "nothing playing"
             say("volume \(Int((volume * 100).rounded()))%\(muted ? " muted" : ""), \(links.count) controller(s), \(playing), sound to \(configuration.audioOutput.rawValue)")
-            for (key, stream) in streams { if let player = stream.player { say("stream \(key.name): \(Self.describe(player.buffer.statistics))") } }
+            for (key, stream) in streams {
+                if let player = stream.player { say("stream \(key.name): \(Self.describe(player.buffer.statistics, deviceUnderruns: player.deviceUnderruns))") }
+            }
         case nil: break
         default: say("unknown command \"\(words[0])\"; use volume N, mute, unmute, pause, resume or status")
         }
