@@ -55,6 +55,8 @@ let package = Package(
         systemLibrary("CLibXML2", pkgConfig: "libxml-2.0", apt: ["libxml2-dev"]),
         // OpenSSL's libcrypto: AirPlay 1's RSA-OAEP, AES-128-CBC and Digest MD5, and the C baseline of raop-stream.
         systemLibrary("COpenSSL", pkgConfig: "libcrypto", apt: ["libssl-dev"]),
+        // ALSA's libasound: the receiver's sound output, to a card or to PulseAudio's and PipeWire's ALSA devices.
+        systemLibrary("CALSA", pkgConfig: "alsa", apt: ["libasound2-dev"]),
 
         // The wire protocol: framing, JSON-RPC messages, handshake, fd passing, event loop.
         .target(
@@ -74,8 +76,10 @@ let package = Package(
         .target(name: "MediaRouteWire", dependencies: ["MediaRouteIPC"], path: "IPC/Sources/MediaRouteWire"),
 
         // Private D-Bus buses and Avahi daemons (in network namespaces of their own), for the demo
-        // on a machine without Avahi, and for the tests: started and stopped by PID.
-        .target(name: "PrivateDaemons", dependencies: ["MediaRouteIPC", "DBus", "CLinuxHelpers", "CXCB"]),
+        // on a machine without Avahi, and for the tests: started and stopped by PID. Also a private
+        // PulseAudio, a bad UDP network (JitterRelay) with a playout path over it, for the sound
+        // tests and benchmarks, and a private X server (Xvfb) for the mirroring tests.
+        .target(name: "PrivateDaemons", dependencies: ["MediaRouteIPC", "DBus", "CLinuxHelpers", "CXCB", "MediaCodecs", "RTP", "SoundOutput"]),
 
         // Opus, H.264, SBC and resampling, wrapped once for every driver and receiver that codes media.
         .target(name: "MediaCodecs", dependencies: ["COpus", "CX264", "CSBC", "CSoxr", "RTP"]),
@@ -83,6 +87,10 @@ let package = Package(
         // route, for apps (AVSystemRoute.startScreenMirroring) and the CLI (`mediaroute mirror`).
         .target(name: "ScreenCapture", dependencies: ["CXCB"]),
         .target(name: "ScreenMirroring", dependencies: ["ScreenCapture", "AVSystemRouting", "MediaRouteIPC"]),
+
+        // Sound output: a kept ALSA playback device (a card, PulseAudio or PipeWire), or the null
+        // output paced like a card; and which of them `--audio-output` means on this machine.
+        .target(name: "SoundOutput", dependencies: ["CALSA"]),
 
         // D-Bus over libdbus, on our event loop: calls, signals, exported objects. BlueZ, MPRIS and
         // NowPlaying go through it.
@@ -145,7 +153,7 @@ let package = Package(
         .target(name: "ReferenceProtocol", dependencies: ["MediaDevice", "MediaRouteWire", "MediaRouteIPC"], path: "Protocols/Reference/Common"),
         .executableTarget(
             name: "mediaroute-receiver",
-            dependencies: ["ReferenceProtocol", "AvahiDiscovery", "MediaRouteIPC", "MediaDevice", "MediaCodecs", "RTP", "CLinuxHelpers",
+            dependencies: ["ReferenceProtocol", "AvahiDiscovery", "MediaRouteIPC", "MediaDevice", "MediaCodecs", "RTP", "CLinuxHelpers", "SoundOutput",
                            .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Protocols/Reference/Receiver"
         ),
@@ -259,7 +267,8 @@ let package = Package(
         .testTarget(name: "MediaDeviceTests", dependencies: ["MediaDevice", "MediaRouteIPC", "MediaRouteWire"]),
         // The DocC articles' code (Sources/*/*.docc), compiled, and checked to be what the articles show.
         .testTarget(name: "DocumentationTests", dependencies: ["MediaDevice", "AVSystemRouting", "NowPlaying"]),
-        .testTarget(name: "MediaCodecsTests", dependencies: ["MediaCodecs", "RTP", "TestSupport"]),
+        .testTarget(name: "MediaCodecsTests", dependencies: ["MediaCodecs", "RTP", "PrivateDaemons", "TestSupport"]),
+        .testTarget(name: "SoundOutputTests", dependencies: ["SoundOutput"]),
         .testTarget(name: "CAvahiTests", dependencies: ["CAvahi", "PrivateDaemons"]),
         .testTarget(name: "CDBusTests", dependencies: ["CDBus", "PrivateDaemons"]),
         .testTarget(name: "CBlueZTests", dependencies: ["CBlueZ"]),

@@ -63,6 +63,7 @@ struct Benchmark: Sendable {
         Benchmark(name: "bluetooth-latency") { try await BluetoothLatencyBenchmark(bursts: $0 ?? 40).run() },
         Benchmark(name: "x264-encode") { try await X264EncodeBenchmark(frames: $0 ?? 300).run() },
         Benchmark(name: "audio-latency") { try await AudioLatencyBenchmark(bursts: $0 ?? 20).run() },
+        Benchmark(name: "audio-output-latency") { try await AudioOutputLatencyBenchmark(bursts: $0 ?? 40).run() },
         Benchmark(name: "dlna-latency") { try await DLNALatencyBenchmark(iterations: $0 ?? 10).run() },
         Benchmark(name: "raop-stream") { try await RAOPStreamBenchmark(seconds: $0 ?? 60).run() },
         Benchmark(name: "nowplaying-latency") { try await NowPlayingLatencyBenchmark(iterations: $0 ?? 300).run() },

@@ -57,19 +57,19 @@ final class ReferenceTestBed: @unchecked Sendable {
     }
 
     @discardableResult
-    func receiver(_ name: String, arguments: [String] = []) async throws -> ReceiverProcess {
-        let receiver = try ReceiverProcess(name: name, avahi: avahi, root: harness.root, arguments: arguments)
+    func receiver(_ name: String, arguments: [String] = [], environment: [String: String] = [:]) async throws -> ReceiverProcess {
+        let receiver = try ReceiverProcess(name: name, avahi: avahi, root: harness.root, arguments: arguments, environment: environment)
         receivers.append(receiver)
         try await receiver.waitUntilAnnounced()
         return receiver
     }
 
     /// Starts receiver "Den TV" and waits until a picker, opened for that and closed again, lists it.
-    func listedReceiver(arguments: [String]) async throws -> ReceiverProcess {
+    func listedReceiver(arguments: [String], environment: [String: String] = [:]) async throws -> ReceiverProcess {
         let name = "Den TV"
         let view = PickerView()
         let picker = await supervisor.openPicker { view.update($0) }
-        let receiver = try await receiver(name, arguments: arguments)
+        let receiver = try await receiver(name, arguments: arguments, environment: environment)
         try await waitForPicker(view, [name])
         await supervisor.closePicker(picker.id)
         return receiver

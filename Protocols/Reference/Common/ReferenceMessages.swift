@@ -42,12 +42,31 @@ package enum ReferenceRequest {
             package let state: ReceiverPlaybackState
             package init(session: String, state: ReceiverPlaybackState) { (self.session, self.state) = (session, state) }
         }
+        /// A real-time audio stream's playout: what its buffer holds and aims at, and how often it ran dry.
+        package struct AudioStream: Codable, Sendable {
+            package let stream: String
+            package let underruns: Int
+            package let concealedFrames: Int
+            package let lost: Int
+            package let late: Int
+            package let bufferedMilliseconds: Int
+            package let targetMilliseconds: Int
+            package let jitterMilliseconds: Int
+            package init(stream: String, underruns: Int, concealedFrames: Int, lost: Int, late: Int, bufferedMilliseconds: Int, targetMilliseconds: Int, jitterMilliseconds: Int) {
+                (self.stream, self.underruns, self.concealedFrames, self.lost, self.late) = (stream, underruns, concealedFrames, lost, late)
+                (self.bufferedMilliseconds, self.targetMilliseconds, self.jitterMilliseconds) = (bufferedMilliseconds, targetMilliseconds, jitterMilliseconds)
+            }
+        }
         package struct Report: Codable, Sendable {
             package let volume: Double
             package let muted: Bool
             /// Only the asking controller's own, and only once it is authorized.
             package let sessions: [Session]
-            package init(volume: Double, muted: Bool, sessions: [Session]) { (self.volume, self.muted, self.sessions) = (volume, muted, sessions) }
+            /// The asking controller's real-time audio streams, when it has any open.
+            package let streams: [AudioStream]?
+            package init(volume: Double, muted: Bool, sessions: [Session], streams: [AudioStream]? = nil) {
+                (self.volume, self.muted, self.sessions, self.streams) = (volume, muted, sessions, streams)
+            }
         }
         package typealias Result = Report
         package static let method = "status"

@@ -1,8 +1,10 @@
 import AvahiDiscovery
 import Foundation
+import MediaCodecs
 import MediaDevice
 import MediaRouteIPC
 import ReferenceProtocol
+import SoundOutput
 import Synchronization
 
 /// What the receiver is and how it behaves.
@@ -24,6 +26,9 @@ struct ReceiverConfiguration: Sendable {
     var dropVideoPacket: Int?
     /// How long and how many connections may stay open without pairing.
     var unpaired = UnpairedLimits()
+    /// Where sound goes (resolved: never `auto`), and the ALSA device for `alsa`.
+    var audioOutput = AudioOutputChoice.null
+    var alsaDevice = "default"
 }
 
 /// A stream is named by its controller: two controllers may both call theirs "r1".
@@ -92,8 +97,9 @@ actor Receiver {
         self.loop = loop
         pairing = try PairingBook(authorization: configuration.announcement.authorization, password: configuration.password,
                                   stateDirectory: configuration.stateDirectory)
-        player = MediaPlayer(ffmpeg: configuration.ffmpeg, loop: loop)
+        player = MediaPlayer(ffmpeg: configuration.ffmpeg, output: configuration.audioOutput, alsaDevice: configuration.alsaDevice, loop: loop)
         unpaired = UnpairedConnections(limits: configuration.unpaired)
+        player.gain = Float(volume)
     }
 
     /// Listens, then announces; the announcement waits for Avahi if Avahi is not there yet.
@@ -296,7 +302,10 @@ actor Receiver {
             if let current, link.authorized, current.controller == link.controllerID {
                 sessions.append(R.Status.Session(session: current.session, state: player.state))
             }
-            return answer(R.Status.Report(volume: volume, muted: muted, sessions: sessions))
+            let audio = link.authorized ? streams.filter { $0.key.controller == link.controllerID }.compactMap { key, stream in
+                stream.player.map { R.Status.AudioStream(stream: key.name, $0.buffer.statistics) }
+            } : []
+            return answer(R.Status.Report(volume: volume, muted: muted, sessions: sessions, streams: audio.isEmpty ? nil : audio))
         default:
             guard link.authorized else {
                 throw ReferenceProtocolError(.notAuthorized, "\(configuration.name) needs pairing first: call pair.begin and pair.finish with the code it shows")
@@ -442,6 +451,7 @@ actor Receiver {
         do {
             stream = try ReceiverStream(name: name, kind: kind, host: configuration.host,
                                         sender: link.host, recording: recording, reportOnsets: configuration.reportOnsets,
+                                        audioOutput: configuration.audioOutput, alsaDevice: configuration.alsaDevice, gain: gain,
                                         dropVideoPacket: configuration.dropVideoPacket, loop: loop) { [weak link] in
                 link?.connection?.post(ReceiverEvent.KeyframeRequest(stream: name))
             }
@@ -457,9 +467,10 @@ actor Receiver {
     private func stopStream(_ key: StreamKey) -> ReferenceRequest.StreamStop.Summary {
         guard let stream = streams.removeValue(forKey: key) else { return .init(packets: 0, lost: 0, frames: 0) }
         let summary = stream.stop()
+        let playout: String = stream.player.map { ", " + Self.describe($0.buffer.statistics, deviceUnderruns: $0.deviceUnderruns) } ?? ""
         say("stream \(key.name) ended: \(stream.packets) packets, \(stream.lost) lost, \(stream.frames) frames"
             + (stream.strangers > 0 ? ", \(stream.strangers) datagrams from other hosts dropped" : "")
-            + (stream.recording.map { ", recorded to \($0)" } ?? ""))
+            + (stream.recording.map { ", recorded to \($0)" } ?? "") + playout)
         return summary
     }
 
@@ -489,10 +500,24 @@ actor Receiver {
 
     private func answer(_ value: some Encodable) -> JSONValue { WireEncoder.encode(value) }
 
+    /// What real-time audio is multiplied by: the volume, or nothing when muted.
+    private var gain: Float { muted ? 0 : Float(volume) }
+
+    /// A stream's playout, as the console and the end of a stream say it.
+    static func describe(_ statistics: AudioPlayoutBuffer.Statistics, deviceUnderruns: Int = 0) -> String {
+        func ms(_ duration: Duration) -> Int { Int((duration / .milliseconds(1)).rounded()) }
+        return "\(statistics.underruns) underruns, \(statistics.concealedFrames) frames concealed (\(statistics.lost) lost, \(statistics.late) late), "
+            + "buffering \(ms(statistics.bufferedDelay)) ms for a target of \(ms(statistics.targetDelay)) ms (jitter \(ms(statistics.jitter)) ms)"
+            + (statistics.skipped > .zero ? ", \(ms(statistics.skipped)) ms skipped to catch up with the sound output (its start or a stall)" : "")
+            + (deviceUnderruns > 0 ? ", the sound device ran dry \(deviceUnderruns) times" : "")
+    }
+
     private func setVolume(_ level: Double, muted mute: Bool) {
         guard level != volume || mute != muted else { return }
         volume = level
         muted = mute
+        for stream in streams.values { stream.player?.setGain(gain) }
+        player.gain = gain
         for link in links.values where link.authorized { link.connection?.post(ReceiverEvent.VolumeChanged(currentVolume)) }
     }
 
@@ -539,7 +564,10 @@ actor Receiver {
         case "resume"?: player.play(); playerChanged(); say("resumed")
         case "status"?:
             let playing = current.map { "\($0.session): \(player.state.phase.rawValue) at \(String(format: "%.1f", player.position)) s" } ?? "nothing playing"
-            say("volume \(Int((volume * 100).rounded()))%\(muted ? " muted" : ""), \(links.count) controller(s), \(playing)")
+            say("volume \(Int((volume * 100).rounded()))%\(muted ? " muted" : ""), \(links.count) controller(s), \(playing), sound to \(configuration.audioOutput.rawValue)")
+            for (key, stream) in streams {
+                if let player = stream.player { say("stream \(key.name): \(Self.describe(player.buffer.statistics, deviceUnderruns: player.deviceUnderruns))") }
+            }
         case nil: break
         default: say("unknown command \"\(words[0])\"; use volume N, mute, unmute, pause, resume or status")
         }

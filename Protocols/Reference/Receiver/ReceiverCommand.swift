@@ -4,6 +4,7 @@ import Foundation
 import MediaDevice
 import MediaRouteIPC
 import ReferenceProtocol
+import SoundOutput
 
 /// `mediaroute-receiver`: a network media device of the reference protocol (PROTOCOL.md).
 @main
@@ -12,7 +13,8 @@ struct ReceiverCommand: AsyncParsableCommand {
         commandName: "mediaroute-receiver",
         abstract: "A media receiver of the MediaRoute reference protocol, announced over Avahi.",
         discussion: """
-        It plays URLs at real-time pace (through ffmpeg), keeps a volume, pairs controllers with a code it \
+        It plays URLs at real-time pace (through ffmpeg) and real-time audio (through a playout buffer) on the \
+        sound output --audio-output names, keeps a volume, pairs controllers with a code it \
         prints, and runs the applications org.mediaroute.echo and org.mediaroute.notes for data channels. \
         Its buttons are commands on standard input: volume 0-100, mute, unmute, pause, resume, status.
         """)
@@ -28,6 +30,10 @@ struct ReceiverCommand: AsyncParsableCommand {
     @Option(name: .customLong("state-dir"), help: "Where paired controllers and the device id are kept.") var stateDirectory: String
     @Option(name: .customLong("record"), help: "Record real-time streams into this directory (STREAM.wav, STREAM.h264).") var recordDirectory: String?
     @Flag(name: .customLong("report-onsets"), help: "Print the monotonic time at which decoded audio starts after silence.") var reportOnsets = false
+    @Option(name: .customLong("audio-output"), help: ArgumentHelp("Where sound plays: auto (a PulseAudio or PipeWire server, else a sound card, else null), pulse, pipewire, alsa or null (nowhere, at real-time pace).",
+                                                                 valueName: "auto|pulse|pipewire|alsa|null"))
+    var audioOutput: String = "auto"
+    @Option(name: .customLong("alsa-device"), help: "The ALSA device for --audio-output alsa (`aplay -L` lists them).") var alsaDevice = "default"
     @Option(name: .customLong("drop-video-packet"), help: ArgumentHelp("Drop this RTP packet (1-based) of every video stream, as a lossy network would.", visibility: .hidden))
     var dropVideoPacket: Int?
     @Option(name: .customLong("unpaired-idle-seconds"), help: "Close a connection that has not paired after this long without a request (unless a code it asked for is still valid).")
@@ -45,6 +51,9 @@ struct ReceiverCommand: AsyncParsableCommand {
         guard MediaOutputDevice.DeviceType(rawValue: type) != nil else {
             throw ValidationError("--type must be one of \(MediaOutputDevice.DeviceType.allCases.map(\.rawValue).joined(separator: ", ")), not \"\(type)\"")
         }
+        guard AudioOutputChoice(rawValue: audioOutput) != nil else {
+            throw ValidationError("--audio-output must be one of \(AudioOutputChoice.allCases.map(\.rawValue).joined(separator: ", ")), not \"\(audioOutput)\"")
+        }
         guard let authorization = ReceiverAnnouncement.Authorization(rawValue: auth) else { throw ValidationError("--auth must be none, pin4, pin6 or password, not \"\(auth)\"") }
         if authorization == .password && (password ?? "").isEmpty { throw ValidationError("--auth password needs --password") }
         for (option, value) in [("--unpaired-idle-seconds", unpairedIdleSeconds), ("--unpaired-lifetime-seconds", unpairedLifetimeSeconds),
@@ -60,6 +69,8 @@ struct ReceiverCommand: AsyncParsableCommand {
         }
         try FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         if let recordDirectory { try FileManager.default.createDirectory(atPath: recordDirectory, withIntermediateDirectories: true) }
+        let output = AudioOutputChoice(rawValue: audioOutput)!.resolved()
+        try checkSoundOutput(output)
         let announcement = ReceiverAnnouncement(id: try deviceID(), model: model, deviceType: MediaOutputDevice.DeviceType(rawValue: type)!,
                                                 capabilities: [.urlPlayback, .realtimeAudioStreaming, .realtimeVideoStreaming], authorization: ReceiverAnnouncement.Authorization(rawValue: auth)!,
                                                 volumeControl: .absolute, canMute: true)
@@ -68,7 +79,8 @@ struct ReceiverCommand: AsyncParsableCommand {
         let receiver = try Receiver(configuration: ReceiverConfiguration(name: name, announcement: announcement, password: password, host: host,
                                                                           port: port, stateDirectory: stateDirectory, ffmpeg: ffmpeg, ffprobe: ffprobe,
                                                                           recordDirectory: recordDirectory, reportOnsets: reportOnsets,
-                                                                          dropVideoPacket: dropVideoPacket, unpaired: unpaired))
+                                                                          dropVideoPacket: dropVideoPacket, unpaired: unpaired,
+                                                                          audioOutput: output, alsaDevice: alsaDevice))
         let signals = try SignalPipe([SIGTERM, SIGINT])
         try await receiver.start()
         let console = Task {
@@ -78,6 +90,19 @@ struct ReceiverCommand: AsyncParsableCommand {
         say("signal \(number): withdrawing")
         console.cancel()
         await receiver.shutdown()
+    }
+
+    /// Opens the sound output once, so that one that cannot play says why now rather than at the first stream.
+    private func checkSoundOutput(_ output: AudioOutputChoice) throws {
+        guard let device = output.device(alsaDevice: alsaDevice) else {
+            return say(audioOutput == "auto" ? "sound to null: no PulseAudio or PipeWire server and no sound card found" : "sound to null")
+        }
+        do {
+            try ALSAPlayback(device: device, sampleRate: 48_000, channels: 2, latency: .milliseconds(30)).close(draining: false)
+        } catch {
+            throw SoundOutputError("--audio-output \(output.rawValue): \(error)")
+        }
+        say("sound to \(output.rawValue) (ALSA device \"\(device)\")")
     }
 
     /// The id given, else the one kept in the state directory, else a new one kept there.

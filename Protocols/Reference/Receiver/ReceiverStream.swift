@@ -3,6 +3,7 @@ import MediaCodecs
 import MediaRouteIPC
 import ReferenceProtocol
 import RTP
+import SoundOutput
 
 /// One real-time stream a controller sends (PROTOCOL.md §4.1): RTP on a UDP port of its own,
 /// decoded (audio) or reassembled (video), and recorded when the receiver was told where.
@@ -30,6 +31,8 @@ final class ReceiverStream: @unchecked Sendable {
     private var lastFrameSize = 960
     private var wav: WAVWriter?
     private var jitterTimer: EventLoop.TimerHandle?
+    /// What the sound output plays: the playout buffer and the thread that empties it.
+    private(set) var player: RealtimeAudioPlayer?
     /// Onset reporting (for latency measurements): silent frames seen since the last onset.
     private let reportOnsets: Bool
     private let dropVideoPacket: Int?
@@ -48,6 +51,7 @@ final class ReceiverStream: @unchecked Sendable {
     /// Opens the UDP port, taking datagrams from `sender` only, and the recording;
     /// `requestKeyframe` asks the controller for one.
     init(name: String, kind: Kind, host: String, sender: String, recording: String?, reportOnsets: Bool,
+         audioOutput: AudioOutputChoice = .null, alsaDevice: String = "default", gain: Float = 1,
          dropVideoPacket: Int? = nil, loop: EventLoop, requestKeyframe: @escaping () -> Void) throws {
         self.dropVideoPacket = dropVideoPacket
         self.name = name
@@ -64,6 +68,9 @@ final class ReceiverStream: @unchecked Sendable {
                 decoder = try OpusDecoder(sampleRate: rate, channels: channels)
                 pcm = [Float](repeating: 0, count: rate * channels * 120 / 1000)  // room for the longest Opus frame
                 if let recording { wav = try WAVWriter(path: recording, sampleRate: rate, channels: channels) }
+                let buffer = try AudioPlayoutBuffer(sampleRate: rate, channels: channels, readFrames: rate / 100)
+                let sink = try audioOutput.openSink(alsaDevice: alsaDevice, sampleRate: rate, channels: channels, latency: Self.deviceLatency)
+                player = RealtimeAudioPlayer(name: name, buffer: buffer, sink: sink, gain: gain, reportOnsets: reportOnsets)
             case .video:
                 if let recording { video = try RecordingFile(path: recording) }
             }
@@ -74,6 +81,9 @@ final class ReceiverStream: @unchecked Sendable {
         receiver = try DatagramReceiver(fd: fd, loop: loop, onlyFrom: sender) { [unowned self] datagram in self.received(datagram) }
         if case .audio = kind { scheduleJitterPoll() }
     }
+
+    /// What the sound device holds ahead of the playout buffer: two reads of 10 ms and a little.
+    static let deviceLatency: Duration = .milliseconds(30)
 
     var lost: Int { depacketizer.lost + jitter.lost }
 
@@ -86,6 +96,7 @@ final class ReceiverStream: @unchecked Sendable {
         switch kind {
         case .audio:
             guard packet.payloadType == ReferenceProtocol.opusPayloadType else { return }
+            player?.buffer.insert(packet)
             play(jitter.add(packet))
         case .video:
             guard packet.payloadType == ReferenceProtocol.h264PayloadType else { return }
@@ -137,7 +148,7 @@ final class ReceiverStream: @unchecked Sendable {
             silentFrames += 1
         } else if rms > 0.05 && silentFrames >= 5 {
             silentFrames = 0
-            say("onset in stream \(name) at \(SampleRing.monotonicNow())")
+            say("decoded onset in stream \(name) at \(SampleRing.monotonicNow())")
         }
     }
 
@@ -156,6 +167,7 @@ final class ReceiverStream: @unchecked Sendable {
         strangers = receiver?.strangers ?? strangers
         receiver?.close()
         receiver = nil
+        if let player, let failure = player.stop() { say("stream \(name): its sound output failed: \(failure)") }
         wav?.finish()
         wav = nil
         video = nil

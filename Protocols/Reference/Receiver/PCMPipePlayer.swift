@@ -1,0 +1,78 @@
+import Foundation
+import SoundOutput
+import Synchronization
+
+/// Plays what an ffmpeg child decodes (48 kHz stereo Float32 on a pipe) on the receiver's sound
+/// output, at the receiver's volume: a thread of its own reads the pipe and writes to the sink,
+/// whose blocking writes pace ffmpeg through the pipe. At the end of the pipe it plays what the
+/// device still holds; after `cut()` it drops it (a pause or a seek is heard at once).
+final class PCMPipePlayer: @unchecked Sendable {
+    private let gain: Atomic<UInt32>
+    private let cutting = Atomic<Bool>(false)
+    /// Used by the playing thread only.
+    private let sink: any SoundSink
+    private let fd: Int32
+    /// Whether the thread has ended, and who waits for it to.
+    private let ending = Mutex<(ended: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
+
+    /// Takes `fd` (the pipe's read end, closed when done) and `sink`.
+    init(fd: Int32, sink: any SoundSink, gain: Float) {
+        self.gain = Atomic(gain.bitPattern)
+        self.sink = sink
+        self.fd = fd
+        Thread.detachNewThread { [self] in play() }
+    }
+
+    func setGain(_ value: Float) { gain.store(value.bitPattern, ordering: .relaxed) }
+
+    /// Drops what is still to be played once the pipe ends (the caller kills ffmpeg, which ends it).
+    func cut() { cutting.store(true, ordering: .relaxed) }
+
+    /// Returns once the thread has ended: what ffmpeg decoded has been played (or cut).
+    func finished() async {
+        await withCheckedContinuation { continuation in
+            let ended = ending.withLock { state in
+                if !state.ended { state.waiting.append(continuation) }
+                return state.ended
+            }
+            if ended { continuation.resume() }
+        }
+    }
+
+    private func play() {
+        defer {
+            close(fd)
+            let waiting = ending.withLock { state in
+                state.ended = true
+                return state.waiting
+            }
+            waiting.forEach { $0.resume() }
+        }
+        let frame = sink.channels * MemoryLayout<Float>.size
+        var samples = [Float](repeating: 0, count: 480 * sink.channels)
+        var filled = 0  // bytes in `samples`
+        while !cutting.load(ordering: .relaxed) {
+            let count = samples.withUnsafeMutableBytes { read(fd, $0.baseAddress! + filled, $0.count - filled) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { break }
+            filled += count
+            let whole = filled / frame * frame
+            guard whole > 0 else { continue }
+            let volume = Float(bitPattern: gain.load(ordering: .relaxed))
+            let values = whole / MemoryLayout<Float>.size
+            if volume != 1 { for index in 0..<values { samples[index] *= volume } }
+            do {
+                try samples.withUnsafeBufferPointer { try sink.write(UnsafeBufferPointer(rebasing: $0[0..<values])) }
+            } catch {
+                say("URL playback: \(error)")
+                break
+            }
+            // A partial frame left over moves to the front.
+            samples.withUnsafeMutableBytes { bytes in
+                if filled > whole { bytes.baseAddress!.copyMemory(from: bytes.baseAddress! + whole, byteCount: filled - whole) }
+            }
+            filled -= whole
+        }
+        sink.close(draining: !cutting.load(ordering: .relaxed))
+    }
+}
