@@ -57,11 +57,15 @@ struct MirroringTests {
                 #expect(try sockets(of: screen.pid) == idle + 1, "the capture's connection")
                 // The frame rate over a two-second window (a measuring window, not a wait for something).
                 try await waitUntil("the first frames") { mirroring.statistics.frames >= 5 }
-                let (firstFrames, firstTime) = (mirroring.statistics.frames, ContinuousClock.now)
+                let (first, firstTime) = (mirroring.statistics, ContinuousClock.now)
                 try await Task.sleep(for: .seconds(2))
-                let rate = Double(mirroring.statistics.frames - firstFrames) / (ContinuousClock.now - firstTime).seconds
-                #expect(abs(rate - 30) <= 1.5, "\(rate) frames a second")
-                #expect(mirroring.statistics.late <= 3, "a tick or three missed on a busy machine, no more: \(mirroring.statistics)")
+                let last = mirroring.statistics, elapsed = (ContinuousClock.now - firstTime).seconds
+                // The pace: a tick every 1/30 s, each either a frame or (on a machine too busy for it)
+                // one counted late and skipped, never made up in a burst; a busy machine (the whole
+                // suite beside it) may miss a few, not most.
+                let ticks = Double(last.frames - first.frames + last.late - first.late) / elapsed
+                #expect(abs(ticks - 30) <= 1.5, "\(ticks) ticks a second: \(last)")
+                #expect(last.late - first.late <= max(3, (last.frames - first.frames) / 5), "most ticks are frames: \(last)")
 
                 try await mirroring.stop()
                 #expect(!mirroring.isCapturing)
