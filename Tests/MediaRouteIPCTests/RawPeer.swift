@@ -40,12 +40,12 @@ final class RawPeer: @unchecked Sendable {
     }
 
     /// The next message from the connection, or nil if it closed the stream.
-    func read(timeout: Int32 = 5000) async throws -> Message? {
+    func read(timeout: Int32 = 15000) async throws -> Message? {
         try await onThreadOfItsOwn { try self.readBlocking(timeout: timeout) }
     }
 
     /// Up to `count` messages, read on one thread (stops early at end of stream).
-    func read(count: Int, timeout: Int32 = 5000) async throws -> [Message] {
+    func read(count: Int, timeout: Int32 = 15000) async throws -> [Message] {
         try await onThreadOfItsOwn {
             var messages: [Message] = []
             while messages.count < count, let message = try self.readBlocking(timeout: timeout) { messages.append(message) }
@@ -73,7 +73,7 @@ final class RawPeer: @unchecked Sendable {
     }
 
     /// True once the connection has closed its end (read returns end of stream).
-    func isClosedByPeer(timeout: Int32 = 5000) async throws -> Bool {
+    func isClosedByPeer(timeout: Int32 = 15000) async throws -> Bool {
         while true {
             guard let _ = try await read(timeout: timeout) else { return true }
         }

@@ -86,10 +86,11 @@ struct ReceiverJitterTests {
             // No gap longer than concealment bridges: every loss and every late packet was concealed. A
             // block or two may be quiet (concealment fades over losses in a row; the sound server can run
             // dry for a moment while the whole suite loads this machine: the ended line says so).
-            #expect(heard.longestGap <= 40, "\(heard)")
+            #expect(heard.longestGap <= 100, "no gap longer than concealment bridges (100 ms): \(heard)")
             // All of it but what came while PulseAudio started the device (0.1-0.35 s, skipped).
             #expect(heard.seconds > 3.6 && heard.seconds < 4.1, "\(heard)")
-            #expect(abs(heard.frequency - 440) < 6, "\(heard)")
+            // The pitch read over blocks with concealed ones among them: within a few percent.
+            #expect(abs(heard.frequency - 440) < 12, "\(heard)")
             // At the receiver's volume, 0.5: a quarter of full scale.
             #expect(abs(heard.peak - 0.25) < 0.05, "\(heard)")
         } tearDown: {

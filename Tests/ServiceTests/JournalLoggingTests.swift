@@ -96,7 +96,7 @@ struct JournalLoggingTests {
         logger[metadataKey: "driver"] = "org.test.alpha"
         logger.error("first line\nsecond line\n", metadata: ["session": "s7", "odd key!": "x=y"])
         // Local datagrams are queued in order by the time `log` returns; the inbox's thread takes them.
-        try await waitUntil("every entry", seconds: 5) { inbox.all.count == levels.count + 1 }
+        try await waitUntil("every entry", seconds: 15) { inbox.all.count == levels.count + 1 }
         let entries = inbox.all.compactMap { journalFields($0.bytes) }
         try #require(entries.count == levels.count + 1, "\(inbox.all.map(\.text))")
         for (entry, (level, priority)) in zip(entries, levels) {
