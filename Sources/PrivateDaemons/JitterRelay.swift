@@ -7,7 +7,7 @@ import Synchronization
 /// `netem`): datagrams sent to `port` are passed on to the target after a random delay (uniform up to
 /// `maximumDelay`, so that they overtake each other: reordering), and one in `dropEvery` is dropped.
 /// Seeded: the same network every run. A thread of its own; `stop` ends it (by a pipe, not a timeout).
-public final class JitterRelay: @unchecked Sendable {
+public final class JitterRelay: Sendable {
     public struct Network: Sendable {
         public var maximumDelay: Duration
         /// 0: none dropped.

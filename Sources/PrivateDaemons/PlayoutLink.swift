@@ -11,7 +11,7 @@ import Synchronization
 /// them as RTP over UDP on loopback (directly, or through a `JitterRelay`); a receiving thread puts
 /// them into an `AudioPlayoutBuffer`; a card thread takes 10 ms at a time out of it at the pace of
 /// the null output (`ClockPacedSink`), noting when each 10 ms left the buffer.
-public final class PlayoutLink: @unchecked Sendable {
+public final class PlayoutLink: Sendable {
     public struct Result: Sendable {
         /// Interleaved stereo, what left the buffer from the first audio on.
         public var output: [Float]

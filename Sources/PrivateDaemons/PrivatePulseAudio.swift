@@ -1,16 +1,17 @@
 import Foundation
+import Synchronization
 import MediaRouteIPC
 
 /// A headless PulseAudio of one test's own: a null sink (`mediaroute_null`, 48 kHz stereo) as the
 /// default, its socket in a temporary directory (its own runtime and home directories too), run in
 /// the foreground and stopped by PID. What plays into the sink is recorded from its monitor with
 /// `parec`. Never the machine's own sound server.
-public final class PrivatePulseAudio: @unchecked Sendable {
+public final class PrivatePulseAudio: Sendable {
     public static let sink = "mediaroute_null"
     public let directory: String
     public let socket: String
     private let daemon: ConsoleProcess
-    private var recorders: [ConsoleProcess] = []
+    private let recorders = Mutex<[ConsoleProcess]>([])
 
     public init() async throws {
         directory = NSTemporaryDirectory() + "mediaroute-pulse-\(UUID().uuidString.prefix(8))"
@@ -49,7 +50,7 @@ public final class PrivatePulseAudio: @unchecked Sendable {
         let recorder = try ConsoleProcess("/usr/bin/parec", ["--device=\(Self.sink).monitor", "--format=float32le", "--rate=48000", "--channels=2",
                                                              "--file-format=wav", "--latency-msec=10", "-v", path],
                                           environment: environment, logPath: path + ".log")
-        recorders.append(recorder)
+        recorders.withLock { $0.append(recorder) }
         try await recorder.waitFor("Stream successfully created", seconds: 10)
         return recorder
     }
@@ -57,13 +58,12 @@ public final class PrivatePulseAudio: @unchecked Sendable {
     /// Stops a recorder by PID; its WAV is complete once this returns.
     public func finish(_ recorder: ConsoleProcess) async {
         await recorder.stop()
-        recorders.removeAll { $0 === recorder }
+        recorders.withLock { $0.removeAll { $0 === recorder } }
     }
 
     /// Stops the recorders and the daemon by PID and removes the directory.
     public func stop() async {
-        for recorder in recorders { await recorder.stop() }
-        recorders = []
+        for recorder in recorders.withLock({ list in defer { list = [] }; return list }) { await recorder.stop() }
         await daemon.stop()
         try? FileManager.default.removeItem(atPath: directory)
     }

@@ -59,37 +59,23 @@ struct AudioLatencyBenchmark {
 
     /// The app's side: a route, a stream, silence with a burst every half second.
     private func stream(_ supervisor: Supervisor, _ stage: ReferenceStage, burstTimes: inout [UInt64]) async throws {
-        let socket = stage.root + "/mediarouted.sock"
-        let server = try await ControlServer.start(path: socket, supervisor: supervisor, logger: .init(label: "bench"))
-        let controller = AVSystemRouteController(configuration: .init(applicationIdentifier: "org.mediaroute.bench",
-                                                                      supportedProtocols: [ReferenceProtocol.protocolID], socketPath: socket))
-        defer {
-            server.close()
-            Task { await controller.invalidate() }
-        }
-        _ = try await stage.waitUntilListed(supervisor)
-        _ = try await supervisor.activate(ReferenceStage.receiverName) { _ in nil }
-        guard controller.addObserver(RouteWaiter.shared) else { throw BenchmarkError("the app could not reach mediarouted") }
-        let deadline = ContinuousClock.now + .seconds(10)
-        while controller.activeRoutes.isEmpty {
-            guard ContinuousClock.now < deadline else { throw BenchmarkError("the app never saw the route") }
-            try await Task.sleep(for: .milliseconds(5))
-        }
-        let stream = try await controller.activeRoutes[0].startAudioStream()
+        try await stage.withAppRoute(supervisor) { route in
+            let stream = try await route.startAudioStream()
 
-        // Real-time pace: one 20 ms record every 20 ms; every 25th a burst, its write time noted.
-        let silence = [Float](repeating: 0, count: 960 * 2)
-        let burst = (0..<(960 * 2)).map { Float(0.5 * sin(2 * Double.pi * 1000 * Double($0 / 2) / 48_000)) }
-        let start = ContinuousClock.now
-        for record in 0..<(bursts * 25 + 25) {
-            let loud = record % 25 == 12
-            let time = SampleRing.monotonicNow()
-            _ = try (loud ? burst : silence).withUnsafeBufferPointer { try stream.write($0, timestamp: time) }
-            if loud { burstTimes.append(time) }
-            try await Task.sleep(until: start + .milliseconds(20 * (record + 1)))
+            // Real-time pace: one 20 ms record every 20 ms; every 25th a burst, its write time noted.
+            let silence = [Float](repeating: 0, count: 960 * 2)
+            let burst = (0..<(960 * 2)).map { Float(0.5 * sin(2 * Double.pi * 1000 * Double($0 / 2) / 48_000)) }
+            let start = ContinuousClock.now
+            for record in 0..<(bursts * 25 + 25) {
+                let loud = record % 25 == 12
+                let time = SampleRing.monotonicNow()
+                _ = try (loud ? burst : silence).withUnsafeBufferPointer { try stream.write($0, timestamp: time) }
+                if loud { burstTimes.append(time) }
+                try await Task.sleep(until: start + .milliseconds(20 * (record + 1)))
+            }
+            try await Task.sleep(for: .milliseconds(200))
+            try await stream.stop()
         }
-        try await Task.sleep(for: .milliseconds(200))
-        try await stream.stop()
     }
 }
 

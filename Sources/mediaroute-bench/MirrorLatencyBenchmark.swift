@@ -113,26 +113,12 @@ struct MirrorLatencyBenchmark {
     /// The app's side: a route, screen mirroring on it, the changes measured.
     private func mirror(_ supervisor: Supervisor, _ stage: ReferenceStage, _ screen: PrivateXServer, _ painter: X11Painter,
                         _ watcher: DecodedFrameWatcher) async throws -> [UInt64] {
-        let socket = stage.root + "/mediarouted.sock"
-        let server = try await ControlServer.start(path: socket, supervisor: supervisor, logger: .init(label: "bench"))
-        let controller = AVSystemRouteController(configuration: .init(applicationIdentifier: "org.mediaroute.bench",
-                                                                      supportedProtocols: [ReferenceProtocol.protocolID], socketPath: socket))
-        defer {
-            server.close()
-            Task { await controller.invalidate() }
-        }
-        _ = try await stage.waitUntilListed(supervisor)
-        _ = try await supervisor.activate(ReferenceStage.receiverName) { _ in nil }
-        guard controller.addObserver(RouteWaiter.shared) else { throw BenchmarkError("the app could not reach mediarouted") }
-        let deadline = ContinuousClock.now + .seconds(10)
-        while controller.activeRoutes.isEmpty {
-            guard ContinuousClock.now < deadline else { throw BenchmarkError("the app never saw the route") }
-            try await Task.sleep(for: .milliseconds(5))
-        }
-        let mirroring = try await controller.activeRoutes[0].startScreenMirroring(
-            .init(display: screen.display, width: Self.width, height: Self.height, frameRate: Self.frameRate))
-        return try await withTearDown { try await measure(painter, watcher) } tearDown: {
-            try? await mirroring.stop()
+        try await stage.withAppRoute(supervisor) { route in
+            let mirroring = try await route.startScreenMirroring(
+                .init(display: screen.display, width: Self.width, height: Self.height, frameRate: Self.frameRate))
+            return try await withTearDown { try await measure(painter, watcher) } tearDown: {
+                try? await mirroring.stop()
+            }
         }
     }
 }

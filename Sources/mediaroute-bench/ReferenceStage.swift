@@ -1,3 +1,4 @@
+import AVSystemRouting
 import Foundation
 import Logging
 import MediaRouteIPC
@@ -77,4 +78,28 @@ final class Flag: @unchecked Sendable {
     private var value = false
     func set() { lock.withLock { value = true } }
     var isSet: Bool { lock.withLock { value } }
+}
+
+extension ReferenceStage {
+    /// The receiver activated and its route as an app sees it: `body` gets the route of an app
+    /// connected on a control socket of its own, which ends with the app's connection after it.
+    func withAppRoute<T>(_ supervisor: Supervisor, _ body: (AVSystemRoute) async throws -> T) async throws -> T {
+        let socket = root + "/mediarouted.sock"
+        let server = try await ControlServer.start(path: socket, supervisor: supervisor, logger: .init(label: "bench"))
+        let controller = AVSystemRouteController(configuration: .init(applicationIdentifier: "org.mediaroute.bench",
+                                                                      supportedProtocols: [ReferenceProtocol.protocolID], socketPath: socket))
+        defer {
+            server.close()
+            Task { await controller.invalidate() }
+        }
+        _ = try await waitUntilListed(supervisor)
+        _ = try await supervisor.activate(ReferenceStage.receiverName) { _ in nil }
+        guard controller.addObserver(RouteWaiter.shared) else { throw BenchmarkError("the app could not reach mediarouted") }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while controller.activeRoutes.isEmpty {
+            guard ContinuousClock.now < deadline else { throw BenchmarkError("the app never saw the route") }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        return try await body(controller.activeRoutes[0])
+    }
 }

@@ -6,7 +6,7 @@ import Synchronization
 /// output, at the receiver's volume: a thread of its own reads the pipe and writes to the sink,
 /// whose blocking writes pace ffmpeg through the pipe. At the end of the pipe it plays what the
 /// device still holds; after `cut()` it drops it (a pause or a seek is heard at once).
-final class PCMPipePlayer: @unchecked Sendable {
+final class PCMPipePlayer: @unchecked Sendable {  // the sink (not Sendable: a device handle) is touched only by the player thread, after init; the rest is atomics and a lock
     private let gain: Atomic<UInt32>
     private let cutting = Atomic<Bool>(false)
     /// Used by the playing thread only.

@@ -7,7 +7,7 @@ import Synchronization
 /// Plays one real-time audio stream: a thread of its own takes 10 ms at a time out of the stream's
 /// playout buffer, at the pace the sound output takes them (the card's clock, or the null output's),
 /// applies the receiver's volume, and writes them out.
-final class RealtimeAudioPlayer: @unchecked Sendable {
+final class RealtimeAudioPlayer: @unchecked Sendable {  // the sink (not Sendable: a device handle) is touched only by the player thread, after init; the rest is atomics, a lock and the Sendable buffer
     let name: String
     let buffer: AudioPlayoutBuffer
     private let sink: any SoundSink
