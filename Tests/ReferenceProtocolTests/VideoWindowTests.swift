@@ -184,7 +184,7 @@ struct VideoWindowTests {
     }
 
     @Test func aStalledWindowNeverHoldsUpTheStreamAndCatchesUpAfter() async throws {
-        try await withScreens { source, screen in
+        try await withScreens(sourceWidth: 320, sourceHeight: 240) { source, screen in
             let noise = try NoisePainter(display: source.display)
             defer { noise.stop() }
             try await ReferenceTestBed.run { bed in
@@ -245,7 +245,7 @@ struct VideoWindowTests {
     }
 }
 
-/// Paints blocks of random colours over a display, again and again until stopped, on a thread of
+/// Paints lines of random colours over a display 30 times a second until stopped, on a thread of
 /// its own: a picture that changes every frame and encodes large.
 private final class NoisePainter: Sendable {
     private let running = Atomic<Bool>(true)
@@ -255,14 +255,15 @@ private final class NoisePainter: Sendable {
         let painter = try X11Painter(display: display)
         Thread.detachNewThread { [self] in
             defer { ended.signal() }
+            var next = ContinuousClock.now
             while running.load(ordering: .relaxed) {
-                var blocks: [X11Painter.Rectangle] = []
-                for y in stride(from: 0, to: painter.height, by: 16) {
-                    for x in stride(from: 0, to: painter.width, by: 16) {
-                        blocks.append(.init(x: x, y: y, width: 16, height: 16, colour: UInt32.random(in: 0...0xFFFFFF)))
-                    }
-                }
-                painter.paint(blocks)
+                // Paced like a screen, not as fast as it can (the suite's other tests run beside it).
+                next += .milliseconds(33)
+                Thread.sleep(forTimeInterval: max(0, (next - ContinuousClock.now) / .seconds(1)))
+                // Columns a pixel wide, crossed by every third row: detail no encoder can make small.
+                let columns = (0..<painter.width).map { X11Painter.Rectangle(x: $0, y: 0, width: 1, height: painter.height, colour: UInt32.random(in: 0...0xFFFFFF)) }
+                let rows = stride(from: 0, to: painter.height, by: 3).map { X11Painter.Rectangle(x: 0, y: $0, width: painter.width, height: 1, colour: UInt32.random(in: 0...0xFFFFFF)) }
+                painter.paint(columns + rows)
             }
         }
     }

@@ -81,6 +81,8 @@ final class ReceiverStream: @unchecked Sendable {
             close(fd)
             throw error
         }
+        receiver = try DatagramReceiver(fd: fd, loop: loop, onlyFrom: sender) { [unowned self] datagram in self.received(datagram) }
+        if case .audio = kind { scheduleJitterPoll() }
         if case .video(_, _, let frameRate) = kind, let window {
             do {
                 self.window = try VideoWindow(window, stream: name, frameRate: frameRate, loop: loop) { [unowned self] in self.askForKeyframe() }
@@ -88,8 +90,6 @@ final class ReceiverStream: @unchecked Sendable {
                 say("stream \(name): no window: \(error)")
             }
         }
-        receiver = try DatagramReceiver(fd: fd, loop: loop, onlyFrom: sender) { [unowned self] datagram in self.received(datagram) }
-        if case .audio = kind { scheduleJitterPoll() }
     }
 
     /// What the sound device holds ahead of the playout buffer: two reads of 10 ms and a little.

@@ -81,9 +81,10 @@ final class VideoWindow: @unchecked Sendable {  // used on the event loop only, 
         }
     }
 
+    /// A window dropped without `close()` still closes: no ffplay outlives its stream.
     deinit {
+        close()
         errors?.cancel()
-        feed.close()
     }
 
     /// ffplay's command line: raw H.264 from standard input, no probing or buffering ahead (each
