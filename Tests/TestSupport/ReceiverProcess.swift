@@ -11,16 +11,20 @@ public final class ReceiverProcess: @unchecked Sendable {
 
     /// Starts a receiver named `name` (with `--auth pin4` unless `arguments` say otherwise), with at
     /// most `openFileLimit` descriptors if given (through prlimit, which execs it: the PID is the receiver's).
-    /// `environment` adds to Avahi's (a private sound server's, say).
+    /// `environment` adds to Avahi's (a private sound server's, say). The receiver sees no display
+    /// (so none opens windows on the desktop running the tests) unless `environment` gives one.
     public init(name: String, avahi: PrivateAvahi, root: String, arguments: [String] = [], environment: [String: String] = [:], openFileLimit: Int? = nil) throws {
         self.name = name
         stateDirectory = root + "/receiver-" + name.replacingOccurrences(of: " ", with: "-")
         try FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true)
         let receiver = [DaemonHarness.binary("mediaroute-receiver"), "--name", name, "--state-dir", stateDirectory, "--host", "127.0.0.1", "--auth", "pin4"] + arguments
         let command = openFileLimit.map { ["/usr/bin/prlimit", "--nofile=\($0):\($0)", "--"] + receiver } ?? receiver
-        console = try ConsoleProcess(command[0], Array(command.dropFirst()), environment: avahi.environment.merging(environment) { _, new in new },
+        console = try ConsoleProcess(command[0], Array(command.dropFirst()), environment: Self.noDisplay.merging(avahi.environment) { _, new in new }.merging(environment) { _, new in new },
                                  logPath: stateDirectory + ".log")
     }
+
+    /// An empty DISPLAY and WAYLAND_DISPLAY: no display, as the receiver reads them.
+    public static let noDisplay = ["DISPLAY": "", "WAYLAND_DISPLAY": ""]
 
     public var process: ChildProcess { console.process }
     /// Everything it printed, across restarts.

@@ -37,7 +37,6 @@ final class MediaPlayer: @unchecked Sendable {
     var gain: Float = 1 { didSet { segment?.pcm?.setGain(gain) } }
     /// What the sound device holds ahead for URL playback (ffmpeg runs ahead of it by a pipe's worth).
     static let deviceLatency: Duration = .milliseconds(100)
-    static let setpriv = "/usr/bin/setpriv"
     /// A URL that cannot be probed in this long (a server that trickles) is refused.
     static let probeTimeout: Duration = .seconds(15)
     /// What ffmpeg may open, the URL and whatever it refers to (a playlist's entries): the network
@@ -189,10 +188,7 @@ final class MediaPlayer: @unchecked Sendable {
         }
         let child: ChildProcess
         do {
-            // setpriv gives ffmpeg a parent-death signal: a receiver that is killed leaves no player behind.
-            // (It is tied to the spawning thread, which is the event loop's, living as long as we do.)
-            let (executable, wrapped) = access(Self.setpriv, X_OK) == 0
-                ? (Self.setpriv, ["--pdeathsig", "KILL", "--", ffmpeg] + arguments) : (ffmpeg, arguments)
+            let (executable, wrapped) = OrphanGuard.wrap(ffmpeg, arguments)
             child = try ChildProcess(executable: executable, arguments: wrapped, standardInput: devNull, standardOutput: standardOutput[1], standardError: errors[1])
         } catch {
             close(standardOutput[0]); close(errors[0])

@@ -29,6 +29,9 @@ struct ReceiverConfiguration: Sendable {
     /// Where sound goes (resolved: never `auto`), and the ALSA device for `alsa`.
     var audioOutput = AudioOutputChoice.null
     var alsaDevice = "default"
+    /// Where real-time video shows (resolved: never `auto`), and the ffplay that draws its windows.
+    var videoOutput = VideoOutputChoice.none
+    var ffplay: String?
 }
 
 /// A stream is named by its controller: two controllers may both call theirs "r1".
@@ -447,19 +450,22 @@ actor Receiver {
             let plain = "\(directory)/\(name).\(ext)"
             return streams.values.contains { $0.recording == plain } ? "\(directory)/\(link.controllerID)-\(name).\(ext)" : plain
         }
+        let window = configuration.ffplay.flatMap { ffplay in
+            configuration.videoOutput == .window ? VideoWindow.Setup(ffplay: ffplay, title: "\(configuration.name): \(name) from \(link.name)") : nil
+        }
         let stream: ReceiverStream
         do {
             stream = try ReceiverStream(name: name, kind: kind, host: configuration.host,
                                         sender: link.host, recording: recording, reportOnsets: configuration.reportOnsets,
                                         audioOutput: configuration.audioOutput, alsaDevice: configuration.alsaDevice, gain: gain,
-                                        dropVideoPacket: configuration.dropVideoPacket, loop: loop) { [weak link] in
+                                        window: window, dropVideoPacket: configuration.dropVideoPacket, loop: loop) { [weak link] in
                 link?.connection?.post(ReceiverEvent.KeyframeRequest(stream: name))
             }
         } catch {
             throw ReferenceProtocolError(.unsupported, "cannot open stream \(name): \(error)")
         }
         streams[key] = stream
-        say("stream \(name) from \(link.name): \(request.kind) \(request.codec) on UDP port \(stream.port)")
+        say("stream \(name) from \(link.name): \(request.kind) \(request.codec) on UDP port \(stream.port)" + (stream.window.map { ", \($0.summary)" } ?? ""))
         return .init(port: stream.port)
     }
 
@@ -470,7 +476,7 @@ actor Receiver {
         let playout: String = stream.player.map { ", " + Self.describe($0.buffer.statistics, deviceUnderruns: $0.deviceUnderruns) } ?? ""
         say("stream \(key.name) ended: \(stream.packets) packets, \(stream.lost) lost, \(stream.frames) frames"
             + (stream.strangers > 0 ? ", \(stream.strangers) datagrams from other hosts dropped" : "")
-            + (stream.recording.map { ", recorded to \($0)" } ?? "") + playout)
+            + (stream.recording.map { ", recorded to \($0)" } ?? "") + (stream.window.map { ", \($0.summary)" } ?? "") + playout)
         return summary
     }
 
@@ -564,9 +570,14 @@ actor Receiver {
         case "resume"?: player.play(); playerChanged(); say("resumed")
         case "status"?:
             let playing = current.map { "\($0.session): \(player.state.phase.rawValue) at \(String(format: "%.1f", player.position)) s" } ?? "nothing playing"
-            say("volume \(Int((volume * 100).rounded()))%\(muted ? " muted" : ""), \(links.count) controller(s), \(playing), sound to \(configuration.audioOutput.rawValue)")
+            say("volume \(Int((volume * 100).rounded()))%\(muted ? " muted" : ""), \(links.count) controller(s), \(playing), sound to \(configuration.audioOutput.rawValue)"
+                + ", video to \(configuration.videoOutput == .window ? "windows" : "none")")
             for (key, stream) in streams {
                 if let player = stream.player { say("stream \(key.name): \(Self.describe(player.buffer.statistics, deviceUnderruns: player.deviceUnderruns))") }
+                if case .video(let width, let height, let frameRate) = stream.kind {
+                    say("stream \(key.name): video \(width)x\(height) at \(frameRate) fps, \(stream.frames) frames, \(stream.lost) lost"
+                        + (stream.recording.map { ", recording to \($0)" } ?? "") + ", " + (stream.window?.summary ?? "shown nowhere"))
+                }
             }
         case nil: break
         default: say("unknown command \"\(words[0])\"; use volume N, mute, unmute, pause, resume or status")

@@ -14,7 +14,8 @@ struct ReceiverCommand: AsyncParsableCommand {
         abstract: "A media receiver of the MediaRoute reference protocol, announced over Avahi.",
         discussion: """
         It plays URLs at real-time pace (through ffmpeg) and real-time audio (through a playout buffer) on the \
-        sound output --audio-output names, keeps a volume, pairs controllers with a code it \
+        sound output --audio-output names, shows real-time video in a window per stream (through ffplay) as \
+        --video-output says, keeps a volume, pairs controllers with a code it \
         prints, and runs the applications org.mediaroute.echo and org.mediaroute.notes for data channels. \
         Its buttons are commands on standard input: volume 0-100, mute, unmute, pause, resume, status.
         """)
@@ -34,6 +35,9 @@ struct ReceiverCommand: AsyncParsableCommand {
                                                                  valueName: "auto|pulse|pipewire|alsa|null"))
     var audioOutput: String = "auto"
     @Option(name: .customLong("alsa-device"), help: "The ALSA device for --audio-output alsa (`aplay -L` lists them).") var alsaDevice = "default"
+    @Option(name: .customLong("video-output"), help: ArgumentHelp("Where real-time video shows: auto (a window per stream when there is a display, DISPLAY or WAYLAND_DISPLAY, else none), window (fails without a display) or none. --record works with any of them.",
+                                                                 valueName: "auto|window|none"))
+    var videoOutput: String = "auto"
     @Option(name: .customLong("drop-video-packet"), help: ArgumentHelp("Drop this RTP packet (1-based) of every video stream, as a lossy network would.", visibility: .hidden))
     var dropVideoPacket: Int?
     @Option(name: .customLong("unpaired-idle-seconds"), help: "Close a connection that has not paired after this long without a request (unless a code it asked for is still valid).")
@@ -54,6 +58,9 @@ struct ReceiverCommand: AsyncParsableCommand {
         guard AudioOutputChoice(rawValue: audioOutput) != nil else {
             throw ValidationError("--audio-output must be one of \(AudioOutputChoice.allCases.map(\.rawValue).joined(separator: ", ")), not \"\(audioOutput)\"")
         }
+        guard VideoOutputChoice(rawValue: videoOutput) != nil else {
+            throw ValidationError("--video-output must be one of \(VideoOutputChoice.allCases.map(\.rawValue).joined(separator: ", ")), not \"\(videoOutput)\"")
+        }
         guard let authorization = ReceiverAnnouncement.Authorization(rawValue: auth) else { throw ValidationError("--auth must be none, pin4, pin6 or password, not \"\(auth)\"") }
         if authorization == .password && (password ?? "").isEmpty { throw ValidationError("--auth password needs --password") }
         for (option, value) in [("--unpaired-idle-seconds", unpairedIdleSeconds), ("--unpaired-lifetime-seconds", unpairedLifetimeSeconds),
@@ -71,6 +78,9 @@ struct ReceiverCommand: AsyncParsableCommand {
         if let recordDirectory { try FileManager.default.createDirectory(atPath: recordDirectory, withIntermediateDirectories: true) }
         let output = AudioOutputChoice(rawValue: audioOutput)!.resolved()
         try checkSoundOutput(output)
+        let ffplay = Self.executable("ffplay")
+        let (video, why) = try VideoOutputChoice(rawValue: videoOutput)!.resolved(ffplay: ffplay)
+        say(video == .window ? "video to a window per stream (\(ffplay!))" : "video to none" + (why.map { " (\($0))" } ?? ""))
         let announcement = ReceiverAnnouncement(id: try deviceID(), model: model, deviceType: MediaOutputDevice.DeviceType(rawValue: type)!,
                                                 capabilities: [.urlPlayback, .realtimeAudioStreaming, .realtimeVideoStreaming], authorization: ReceiverAnnouncement.Authorization(rawValue: auth)!,
                                                 volumeControl: .absolute, canMute: true)
@@ -80,7 +90,7 @@ struct ReceiverCommand: AsyncParsableCommand {
                                                                           port: port, stateDirectory: stateDirectory, ffmpeg: ffmpeg, ffprobe: ffprobe,
                                                                           recordDirectory: recordDirectory, reportOnsets: reportOnsets,
                                                                           dropVideoPacket: dropVideoPacket, unpaired: unpaired,
-                                                                          audioOutput: output, alsaDevice: alsaDevice))
+                                                                          audioOutput: output, alsaDevice: alsaDevice, videoOutput: video, ffplay: ffplay))
         let signals = try SignalPipe([SIGTERM, SIGINT])
         try await receiver.start()
         let console = Task {

@@ -41,6 +41,8 @@ final class ReceiverStream: @unchecked Sendable {
     // Video
     private var depacketizer = H264Depacketizer()
     private var video: RecordingFile?
+    /// The window the stream is shown in, if it is.
+    private(set) var window: VideoWindow?
     private var lastKeyframeRequest: ContinuousClock.Instant?
     private let requestKeyframe: () -> Void
 
@@ -48,11 +50,12 @@ final class ReceiverStream: @unchecked Sendable {
     /// Where the stream is recorded, if it is.
     let recording: String?
 
-    /// Opens the UDP port, taking datagrams from `sender` only, and the recording;
-    /// `requestKeyframe` asks the controller for one.
+    /// Opens the UDP port, taking datagrams from `sender` only, the recording, and for video the
+    /// window `window` describes (a window that cannot open is said, and the stream goes on without
+    /// it); `requestKeyframe` asks the controller for one.
     init(name: String, kind: Kind, host: String, sender: String, recording: String?, reportOnsets: Bool,
          audioOutput: AudioOutputChoice = .null, alsaDevice: String = "default", gain: Float = 1,
-         dropVideoPacket: Int? = nil, loop: EventLoop, requestKeyframe: @escaping () -> Void) throws {
+         window: VideoWindow.Setup? = nil, dropVideoPacket: Int? = nil, loop: EventLoop, requestKeyframe: @escaping () -> Void) throws {
         self.dropVideoPacket = dropVideoPacket
         self.name = name
         self.kind = kind
@@ -80,6 +83,13 @@ final class ReceiverStream: @unchecked Sendable {
         }
         receiver = try DatagramReceiver(fd: fd, loop: loop, onlyFrom: sender) { [unowned self] datagram in self.received(datagram) }
         if case .audio = kind { scheduleJitterPoll() }
+        if case .video(_, _, let frameRate) = kind, let window {
+            do {
+                self.window = try VideoWindow(window, stream: name, frameRate: frameRate, loop: loop) { [unowned self] in self.askForKeyframe() }
+            } catch {
+                say("stream \(name): no window: \(error)")
+            }
+        }
     }
 
     /// What the sound device holds ahead of the playout buffer: two reads of 10 ms and a little.
@@ -105,13 +115,20 @@ final class ReceiverStream: @unchecked Sendable {
                 return
             }
             let output = depacketizer.add(packet)
-            if !output.annexB.isEmpty { output.annexB.withUnsafeBytes { _ = video?.append($0) } }
-            if packet.marker && !output.annexB.isEmpty { frames += 1 }
-            if output.needsKeyframe, lastKeyframeRequest.map({ ContinuousClock.now - $0 > .milliseconds(300) }) ?? true {
-                lastKeyframeRequest = .now
-                requestKeyframe()
+            if !output.annexB.isEmpty {
+                output.annexB.withUnsafeBytes { _ = video?.append($0) }
+                window?.show(output.annexB)
             }
+            if packet.marker && !output.annexB.isEmpty { frames += 1 }
+            if output.needsKeyframe { askForKeyframe() }
         }
+    }
+
+    /// Asks the controller for a keyframe, at most every 300 ms (one is on its way meanwhile).
+    private func askForKeyframe() {
+        guard lastKeyframeRequest.map({ ContinuousClock.now - $0 > .milliseconds(300) }) ?? true else { return }
+        lastKeyframeRequest = .now
+        requestKeyframe()
     }
 
     private func play(_ slots: [AudioJitterBuffer.Slot]) {
@@ -171,6 +188,7 @@ final class ReceiverStream: @unchecked Sendable {
         wav?.finish()
         wav = nil
         video = nil
+        window?.close()
         return .init(packets: packets, lost: lost, frames: frames)
     }
 }
