@@ -57,6 +57,10 @@ let package = Package(
         systemLibrary("COpenSSL", pkgConfig: "libcrypto", apt: ["libssl-dev"]),
         // ALSA's libasound: the receiver's sound output, to a card or to PulseAudio's and PipeWire's ALSA devices.
         systemLibrary("CALSA", pkgConfig: "alsa", apt: ["libasound2-dev"]),
+        // libpipewire: the receiver's sound on a PipeWire server, and the C part of its playback
+        // stream (SPA pods and the stream's event table, which Swift cannot build).
+        systemLibrary("CPipeWire", pkgConfig: "libpipewire-0.3", apt: ["libpipewire-0.3-dev"]),
+        .target(name: "CPipeWirePlayback", dependencies: ["CPipeWire"]),
 
         // The wire protocol: framing, JSON-RPC messages, handshake, fd passing, event loop.
         .target(
@@ -88,9 +92,9 @@ let package = Package(
         .target(name: "ScreenCapture", dependencies: ["CXCB"]),
         .target(name: "ScreenMirroring", dependencies: ["ScreenCapture", "AVSystemRouting", "MediaRouteIPC"]),
 
-        // Sound output: a kept ALSA playback device (a card, PulseAudio or PipeWire), or the null
-        // output paced like a card; and which of them `--audio-output` means on this machine.
-        .target(name: "SoundOutput", dependencies: ["CALSA"]),
+        // Sound output: a kept ALSA playback device (a card, or PulseAudio's ALSA device), a PipeWire
+        // stream, or the null output paced like a card; and which of them `--audio-output` means here.
+        .target(name: "SoundOutput", dependencies: ["CALSA", "CPipeWirePlayback"]),
 
         // D-Bus over libdbus, on our event loop: calls, signals, exported objects. BlueZ, MPRIS and
         // NowPlaying go through it.

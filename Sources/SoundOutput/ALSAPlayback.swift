@@ -3,14 +3,22 @@ import Glibc
 
 /// A playback device opened through libasound (kept for the stream's life): a sound card
 /// (`default`, `hw:0`, `plughw:0`), or a sound server's ALSA device (`pulse` from
-/// libasound2-plugins, `pipewire` from pipewire-alsa). Float32 interleaved, resampled by ALSA
-/// when the device runs at another rate.
+/// libasound2-plugins; `pipewire` from pipewire-alsa, where installed). Float32 interleaved,
+/// resampled by ALSA when the device runs at another rate. A device without a clock of its own (ALSA's `null`, a
+/// `file` plugin in front of it) is paced by the system clock, as a card would take samples.
 public final class ALSAPlayback: SoundSink {
     public let device: String
     public let sampleRate: Int
     public let channels: Int
     public private(set) var deviceUnderruns = 0
     private var pcm: OpaquePointer?
+    /// The most the device holds ahead of what it played (its buffer), in frames.
+    private let bufferFrames: Int
+    /// The first write's monotonic time and the frames written since, while the clock is checked.
+    private var firstWrite: UInt64?
+    private var framesWritten = 0
+    /// What paces writes once the device turned out to have no clock.
+    private var systemClock: ClockPacedSink?
 
     /// Opens `device` with about `latency` of buffering in the device (what it holds ahead).
     public init(device: String, sampleRate: Int, channels: Int, latency: Duration) throws(SoundOutputError) {
@@ -28,8 +36,14 @@ public final class ALSAPlayback: SoundSink {
             snd_pcm_close(opened)
             throw SoundOutputError("ALSA's \"\(device)\" refused \(sampleRate) Hz, \(channels) channel(s) of Float32 with \(micros / 1000) ms of buffering: \(String(cString: snd_strerror(status)))")
         }
+        var buffer: snd_pcm_uframes_t = 0, period: snd_pcm_uframes_t = 0
+        snd_pcm_get_params(opened, &buffer, &period)
+        bufferFrames = Int(buffer)
         pcm = opened
     }
+
+    /// Whether the device has no clock of its own and the system clock paces writes instead.
+    public var isPacedBySystemClock: Bool { systemClock != nil }
 
     deinit { close(draining: false) }
 
@@ -56,6 +70,33 @@ public final class ALSAPlayback: SoundSink {
                 continue
             }
             written += result
+        }
+        try keepPace(samples, frames: frames)
+    }
+
+    /// A device with a clock takes at most its buffer ahead of what it played. One that took
+    /// more than twice that in its first two seconds has none (its writes return at once): from
+    /// then on the system clock paces writes, as a card's would, instead of the writer spinning
+    /// through its source. Checked only at first, where a card's drift from the system clock is
+    /// far below the margin.
+    private func keepPace(_ samples: UnsafeBufferPointer<Float>, frames: Int) throws(SoundOutputError) {
+        if let systemClock { return try systemClock.write(samples) }
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        let nanoseconds = UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+        guard let firstWrite else {
+            self.firstWrite = nanoseconds
+            framesWritten = frames
+            return
+        }
+        let elapsed = nanoseconds - firstWrite
+        guard elapsed < 2_000_000_000 else { return }
+        framesWritten += frames
+        let played = Int(elapsed * UInt64(sampleRate) / 1_000_000_000)
+        if framesWritten - played > 2 * bufferFrames + sampleRate / 20 {
+            let systemClock = ClockPacedSink(sampleRate: sampleRate, channels: channels)
+            self.systemClock = systemClock
+            try systemClock.write(samples)
         }
     }
 

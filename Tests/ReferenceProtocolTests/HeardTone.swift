@@ -8,8 +8,17 @@ struct HeardTone: CustomStringConvertible {
     var description: String { "\(String(format: "%.2f", seconds)) s of \(String(format: "%.1f", frequency)) Hz at peak \(peak), longest gap \(longestGap) ms" }
 
     init(wav path: String) throws {
+        self.init(samples: try Self.samples(wav: path))
+    }
+
+    /// A WAV's samples, interleaved.
+    static func samples(wav path: String) throws -> [Float] {
         let reader = try WAVReader(path: path)
-        let samples = reader.read(frames: reader.frames)
+        return reader.read(frames: reader.frames)
+    }
+
+    /// From 48 kHz interleaved stereo.
+    init(samples: [Float]) {
         let left = stride(from: 0, to: samples.count, by: 2).map { samples[$0] }
         let blocks = stride(from: 0, to: left.count - 240, by: 240).map { start -> Bool in
             var energy: Float = 0

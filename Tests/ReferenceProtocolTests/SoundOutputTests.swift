@@ -8,26 +8,33 @@ import PrivateDaemons
 import Testing
 import TestSupport
 
-/// The receiver makes sound: a headless PulseAudio of the test's own (a null sink) is its sound
-/// server, reached through ALSA's `pulse` device as on a desktop, and the sink's monitor, recorded
-/// with parec, is compared with what was sent: the tone's frequency, its level, its length, no gaps.
+/// The receiver makes sound on each output it knows, started by the test: a headless PulseAudio
+/// (reached through ALSA's `pulse` device) and a headless PipeWire with wireplumber (a PipeWire
+/// stream), each with a null sink whose monitor is recorded, as on a desktop; and, for
+/// `--audio-output alsa` with no sound card here, ALSA's file plugin writing what it is given
+/// (`SoundStage`). What was heard is
+/// compared with what was sent: the tone's frequency, its level, its length, no gaps.
 @Suite("Reference receiver: sound on a real sound server", .serialized, .timeLimit(.minutes(3)))
 struct SoundOutputTests {
-    /// Runs `body` with a private PulseAudio and a test bed, and stops both.
-    private func withSoundServer(_ body: (PrivatePulseAudio, ReferenceTestBed) async throws -> Void) async throws {
-        let pulse = try await PrivatePulseAudio()
-        try await withTearDown {
-            try await ReferenceTestBed.run { bed in try await body(pulse, bed) }
-        } tearDown: {
-            await pulse.stop()
+    /// Runs `body` with a test bed and `output`, and stops both.
+    private func withSoundOutput(_ output: SoundOutputUnderTest, _ body: (SoundStage, ReferenceTestBed) async throws -> Void) async throws {
+        try await SoundStage.run(output) { stage in
+            try await ReferenceTestBed.run { bed in try await body(stage, bed) }
         }
     }
 
-    @Test func aURLPlaysOnTheSoundServerAtTheReceiversVolume() async throws {
-        try await withSoundServer { pulse, bed in
-            let recording = try await pulse.record(to: bed.harness.root + "/heard.wav")
-            let receiver = try await bed.listedReceiver(arguments: ["--auth", "none", "--audio-output", "pulse"], environment: pulse.environment)
-            try await receiver.waitFor("sound to pulse (ALSA device \"pulse\")")
+    /// The receiver on `stage`'s output, announced and listed, having said which output it took.
+    private func receiver(on stage: SoundStage, _ bed: ReferenceTestBed) async throws -> ReceiverProcess {
+        let receiver = try await bed.listedReceiver(arguments: ["--auth", "none"] + stage.arguments, environment: stage.environment)
+        try await receiver.waitFor(stage.announcement)
+        return receiver
+    }
+
+    @Test(arguments: SoundOutputUnderTest.all)
+    func aURLPlaysAtTheReceiversVolume(_ output: SoundOutputUnderTest) async throws {
+        try await withSoundOutput(output) { stage, bed in
+            try await stage.startHearing()
+            _ = try await receiver(on: stage, bed)
             try await bed.activate("Den TV") { _ in nil }
             #expect(try await bed.supervisor.volume("Den TV", .set(0.5)).volume == 0.5)
             // tone.wav: 4 s of 440 Hz (ffmpeg's sine, at 0.088 of full scale on each channel).
@@ -35,9 +42,8 @@ struct SoundOutputTests {
             let sourcePeak = source.read(frames: source.frames).map(abs).max() ?? 0
             _ = try await bed.supervisor.startSession("Den TV", url: bed.media.url("tone.wav"))
             try await bed.harness.waitUntil("played to the end", seconds: 15) { await bed.playback("Den TV")?.state == .ended }
-            await pulse.finish(recording)
-            let heard = try HeardTone(wav: bed.harness.root + "/heard.wav")
-            print("URL on PulseAudio: \(heard)")
+            let heard = HeardTone(samples: try await stage.heard())
+            print("URL on \(output.testDescription): \(heard)")
             #expect(abs(heard.frequency - 440) < 1, "\(heard)")
             // At volume 0.5: half of the file's level.
             #expect(abs(heard.peak - sourcePeak / 2) < 0.01, "\(heard), the file's peak \(sourcePeak)")
@@ -46,13 +52,16 @@ struct SoundOutputTests {
         }
     }
 
-    @Test func realtimeAudioPlaysOnTheSoundServerAtTheReceiversVolume() async throws {
-        try await withSoundServer { pulse, bed in
-            let recording = try await pulse.record(to: bed.harness.root + "/heard.wav")
+    /// `auto` takes PipeWire when its socket is the only server's there.
+    @Test(arguments: SoundOutputUnderTest.all + [.pipeWire(audioOutput: "auto")])
+    func realtimeAudioPlaysAtTheReceiversVolume(_ output: SoundOutputUnderTest) async throws {
+        try #require(ProcessInfo.processInfo.environment["PULSE_SERVER"] == nil, "the tests choose the sound server; PULSE_SERVER would name another")
+        try await withSoundOutput(output) { stage, bed in
+            try await stage.startHearing()
             let app = bed.app()
             let observer = AppObserver()
             #expect(app.addObserver(observer))
-            let receiver = try await bed.listedReceiver(arguments: ["--auth", "none", "--audio-output", "pulse"], environment: pulse.environment)
+            let receiver = try await receiver(on: stage, bed)
             try await bed.activate("Den TV") { _ in nil }
             try await bed.harness.waitUntil("app has the route") { await MainActor.run { observer.route != nil } }
             let route = try #require(await MainActor.run { observer.route })
@@ -77,18 +86,17 @@ struct SoundOutputTests {
             try await waitUntil("the driver read every record") { stream.statistics.recordsRead == stream.statistics.recordsWritten }
             try await stream.stop()
             try await receiver.waitFor("stream r1 ended: ")
-            await pulse.finish(recording)
+            let heard = HeardTone(samples: try await stage.heard())
             let ended = try #require(receiver.console.lastLine(startingWith: "stream r1 ended: "))
             #expect(ended.contains("150 packets, 0 lost") && ended.contains(" underruns, "), "\(ended)")
 
-            let heard = try HeardTone(wav: bed.harness.root + "/heard.wav")
-            print("real-time on PulseAudio: \(heard); \(ended)" + receiver.output.split(separator: "\n").filter { $0.contains("stalled") }.map { "\n  " + $0 }.joined())
+            print("real-time on \(output.testDescription): \(heard); \(ended)" + receiver.output.split(separator: "\n").filter { $0.contains("stalled") }.map { "\n  " + $0 }.joined())
             // Exact, but for what the playout buffer plays faster or slower to hold its target
             // (0.5 %, up to 2 % for a while when a busy sound server stalled and left it a backlog).
             #expect(abs(heard.frequency - 1000) < 10, "\(heard)")
             // At volume 0.8: 0.4 of full scale.
             #expect(abs(heard.peak - 0.4) < 0.05, "\(heard)")
-            // All of it but what came while PulseAudio started the device (0.1-0.35 s, skipped).
+            // All of it but what came while a sound server started the device (PulseAudio: 0.1-0.35 s, skipped).
             #expect(heard.seconds > 2.6 && heard.seconds < 3.1, "\(heard)")
             #expect(heard.longestGap <= 10, "\(heard)")
         }
@@ -103,16 +111,26 @@ struct SoundOutputTests {
         #expect(refused.termination != .exited(0))
         #expect(refused.standardError.contains("--audio-output pulse: ALSA cannot open the playback device \"pulse\": Connection refused (it needs libasound2-plugins and a PulseAudio"),
                 "\(refused.standardError)")
+        // PipeWire with no server where its clients look.
+        try FileManager.default.createDirectory(atPath: root + "/runtime", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let bare = ProcessInfo.processInfo.environment.merging(["XDG_RUNTIME_DIR": root + "/runtime", "PIPEWIRE_RUNTIME_DIR": root + "/runtime"]) { _, new in new }
+        let missing = try await ChildOutput.run(DaemonHarness.binary("mediaroute-receiver"), ["--name", "Mute TV", "--state-dir", root, "--audio-output", "pipewire"],
+                                                environment: bare.map { "\($0.key)=\($0.value)" }, timeout: .seconds(20))
+        #expect(missing.termination != .exited(0))
+        #expect(missing.standardError.contains("--audio-output pipewire: no PipeWire server is running: nothing at \(root)/runtime/pipewire-0; start pipewire and its session manager, wireplumber, or choose another --audio-output"),
+                "\(missing.standardError)")
         let unknown = try await ChildOutput.run(DaemonHarness.binary("mediaroute-receiver"), ["--name", "Mute TV", "--state-dir", root, "--audio-output", "loud"], timeout: .seconds(20))
         #expect(unknown.standardError.contains("--audio-output must be one of auto, pulse, pipewire, alsa, null, not \"loud\""), "\(unknown.standardError)")
     }
 
-    @Test func pauseSeekAndSpeedAreHeardOnTheSoundServer() async throws {
-        try await withSoundServer { pulse, bed in
+    /// On the sound servers (the ALSA stand-in's file starts again at each opening of the device).
+    @Test(arguments: SoundOutputUnderTest.servers)
+    func pauseSeekAndSpeedAreHeard(_ output: SoundOutputUnderTest) async throws {
+        try await withSoundOutput(output) { stage, bed in
             // 440 Hz for 2 s, then 880 Hz for 2 s.
             try await MediaFileServer.makeTones(at: bed.harness.root + "/media/two.wav", [(440, 2), (880, 2)], title: "Two Tones")
-            let recording = try await pulse.record(to: bed.harness.root + "/heard.wav")
-            _ = try await bed.listedReceiver(arguments: ["--auth", "none", "--audio-output", "pulse"], environment: pulse.environment)
+            try await stage.startHearing()
+            _ = try await receiver(on: stage, bed)
             try await bed.activate("Den TV") { _ in nil }
             _ = try await bed.supervisor.startSession("Den TV", url: bed.media.url("two.wav"))
             try await bed.harness.waitUntil("half a second played") { await bed.playback("Den TV")?.position ?? 0 >= 0.5 }
@@ -123,10 +141,8 @@ struct SoundOutputTests {
             // The second tone, from its start, at twice the speed: 1 s of 880 Hz (atempo keeps the pitch).
             _ = try await bed.supervisor.setPlayback("Den TV", PlaybackChanges(position: 2, speed: 2, isPlaying: true))
             try await bed.harness.waitUntil("played to the end", seconds: 15) { await bed.playback("Den TV")?.state == .ended }
-            await pulse.finish(recording)
 
-            let reader = try WAVReader(path: bed.harness.root + "/heard.wav")
-            let samples = reader.read(frames: reader.frames)
+            let samples = try await stage.heard()
             let left = stride(from: 0, to: samples.count, by: 2).map { Double(samples[$0]) }
             // Loud runs of 5 ms blocks, split by at least 100 ms of silence.
             var runs: [Range<Int>] = [], quiet = 0, current: Int?
@@ -146,7 +162,7 @@ struct SoundOutputTests {
                 let tone = Array(left[(run.lowerBound * 240)..<(run.upperBound * 240)])
                 return (seconds: Double(run.count) * 0.005, frequency: ToneAnalysis.frequency(of: tone, sampleRate: 48_000))
             }
-            print("pause, seek, speed on PulseAudio: \(described)")
+            print("pause, seek, speed on \(output.testDescription): \(described)")
             #expect(described.count == 2, "two runs of sound around the pause: \(described)")
             guard described.count == 2 else { return }
             #expect(abs(described[0].frequency - 440) < 2 && described[0].seconds >= 0.4 && described[0].seconds < 1.2, "\(described[0])")

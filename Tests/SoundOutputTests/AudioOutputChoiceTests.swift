@@ -24,9 +24,19 @@ struct AudioOutputChoiceTests {
         #expect(AudioOutputChoice.null.resolved(environment: ["PULSE_SERVER": "unix:/elsewhere"]) == .null)
     }
 
-    @Test func eachOutputNamesItsALSADevice() {
+    @Test func pipeWiresSocketIsWhereItsClientsLook() {
+        #expect(AudioOutputChoice.pipeWireSocket(environment: ["XDG_RUNTIME_DIR": "/run/user/7"]) == "/run/user/7/pipewire-0")
+        #expect(AudioOutputChoice.pipeWireSocket(environment: ["XDG_RUNTIME_DIR": "/run/user/7", "PIPEWIRE_RUNTIME_DIR": "/tmp/pw"]) == "/tmp/pw/pipewire-0")
+        #expect(AudioOutputChoice.pipeWireSocket(environment: ["XDG_RUNTIME_DIR": "/run/user/7", "PIPEWIRE_REMOTE": "pipewire-1"]) == "/run/user/7/pipewire-1")
+        #expect(AudioOutputChoice.pipeWireSocket(environment: ["XDG_RUNTIME_DIR": "/run/user/7", "PIPEWIRE_REMOTE": "/tmp/elsewhere"]) == "/tmp/elsewhere")
+    }
+
+    @Test func eachOutputNamesWhereItPlays() {
         #expect(AudioOutputChoice.pulse.device() == "pulse")
-        #expect(AudioOutputChoice.pipewire.device() == "pipewire")
+        #expect(AudioOutputChoice.pipewire.device() == nil)
+        #expect(AudioOutputChoice.pipewire.destination() == "a PipeWire stream")
+        #expect(AudioOutputChoice.pulse.destination() == "ALSA device \"pulse\"")
+        #expect(AudioOutputChoice.null.destination() == nil)
         #expect(AudioOutputChoice.alsa.device(alsaDevice: "plughw:1") == "plughw:1")
         #expect(AudioOutputChoice.null.device() == nil)
     }

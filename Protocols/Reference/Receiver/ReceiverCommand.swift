@@ -104,15 +104,15 @@ struct ReceiverCommand: AsyncParsableCommand {
 
     /// Opens the sound output once, so that one that cannot play says why now rather than at the first stream.
     private func checkSoundOutput(_ output: AudioOutputChoice) throws {
-        guard let device = output.device(alsaDevice: alsaDevice) else {
+        guard let destination = output.destination(alsaDevice: alsaDevice) else {
             return say(audioOutput == "auto" ? "sound to null: no PulseAudio or PipeWire server and no sound card found" : "sound to null")
         }
         do {
-            try ALSAPlayback(device: device, sampleRate: 48_000, channels: 2, latency: .milliseconds(30)).close(draining: false)
+            try output.openSink(alsaDevice: alsaDevice, sampleRate: 48_000, channels: 2, latency: .milliseconds(30)).close(draining: false)
         } catch {
             throw SoundOutputError("--audio-output \(output.rawValue): \(error)")
         }
-        say("sound to \(output.rawValue) (ALSA device \"\(device)\")")
+        say("sound to \(output.rawValue) (\(destination))")
     }
 
     /// The id given, else the one kept in the state directory, else a new one kept there.

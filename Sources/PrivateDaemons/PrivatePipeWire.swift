@@ -1,0 +1,156 @@
+import CLinuxHelpers
+import Foundation
+import MediaRouteIPC
+
+/// A headless PipeWire of one test's own: `pipewire` with a null sink (`mediaroute_null`, a
+/// `support.null-audio-sink` adapter node, 48 kHz stereo) and `wireplumber`, the session manager
+/// that makes the sink the default and links streams to it, both on a private runtime directory
+/// (0700) with their configuration, state and home in a temporary directory, run in the foreground
+/// and stopped by PID. What plays into the sink is recorded from its monitor with `pw-record`.
+/// Neither daemon uses D-Bus as configured here (no device monitors, no portal, no real-time
+/// module); their bus addresses name a socket nobody listens on, so they never reach the machine's
+/// buses nor start one. Never the machine's own sound server.
+public final class PrivatePipeWire: PrivateSoundServer {
+    public static let sink = "mediaroute_null"
+    public static let audioOutput = "pipewire"
+    public let directory: String
+    /// Where the server's socket (`pipewire-0`) is.
+    public let runtimeDirectory: String
+    private let server: ConsoleProcess
+    private let sessionManager: ConsoleProcess
+    private let recorders = SinkRecorders()
+
+    public init() async throws {
+        let directory = try Self.makeDirectory(prefix: "mediaroute-pipewire", folders: ["runtime", "config/pipewire", "config/wireplumber/main.lua.d", "state", "home"])
+        self.directory = directory
+        runtimeDirectory = directory + "/runtime"
+        let daemons = Self.daemonEnvironment(directory)
+        var started: [ConsoleProcess] = []
+        do {
+            try Self.writeConfiguration(in: directory)
+            let server = try Self.startDaemon("/usr/bin/pipewire", [], environment: daemons.merging(["PIPEWIRE_CONFIG_DIR": directory + "/config/pipewire"]) { _, new in new },
+                                              logPath: directory + "/pipewire.log", package: "pipewire-bin")
+            started.append(server)
+            try await Self.waitUntilListening(server, socket: directory + "/runtime/pipewire-0")
+            let sessionManager = try Self.startDaemon("/usr/bin/wireplumber", [], environment: daemons, logPath: directory + "/wireplumber.log", package: "wireplumber")
+            started.append(sessionManager)
+            try await Self.waitForDefaultSink(in: directory, environment: daemons, sessionManager: sessionManager)
+            self.server = server
+            self.sessionManager = sessionManager
+        } catch {
+            for daemon in started.reversed() { await daemon.stop() }
+            try? FileManager.default.removeItem(atPath: directory)
+            throw error
+        }
+    }
+
+    /// What a client (and PipeWire's ALSA device) needs to reach this server and no other.
+    public var environment: [String: String] {
+        ["XDG_RUNTIME_DIR": runtimeDirectory, "PIPEWIRE_RUNTIME_DIR": runtimeDirectory, "PIPEWIRE_REMOTE": "pipewire-0"]
+    }
+
+    /// The daemons' environment: the clients' and private configuration, state and home
+    /// directories; bus addresses where nothing listens.
+    private static func daemonEnvironment(_ directory: String) -> [String: String] {
+        let runtime = directory + "/runtime"
+        let noBus = "unix:path=\(directory)/no-bus"
+        return ["XDG_RUNTIME_DIR": runtime, "PIPEWIRE_RUNTIME_DIR": runtime, "PIPEWIRE_REMOTE": "pipewire-0", "HOME": directory + "/home",
+                "XDG_CONFIG_HOME": directory + "/config", "XDG_STATE_HOME": directory + "/state",
+                "DBUS_SESSION_BUS_ADDRESS": noBus, "DBUS_SYSTEM_BUS_ADDRESS": noBus]
+    }
+
+    /// pipewire's whole configuration (read from PIPEWIRE_CONFIG_DIR, nothing of the machine's), and
+    /// wireplumber's: its stock scripts, with the components and the main script that enables
+    /// things replaced (read first from XDG_CONFIG_HOME) so that no device monitor, Bluetooth or
+    /// portal access runs.
+    private static func writeConfiguration(in directory: String) throws {
+        try """
+        context.properties = { core.daemon = true core.name = pipewire-0 default.clock.rate = 48000 }
+        context.spa-libs = { audio.convert.* = audioconvert/libspa-audioconvert support.* = support/libspa-support }
+        context.modules = [
+            { name = libpipewire-module-protocol-native } { name = libpipewire-module-metadata }
+            { name = libpipewire-module-spa-node-factory } { name = libpipewire-module-client-node }
+            { name = libpipewire-module-access } { name = libpipewire-module-adapter }
+            { name = libpipewire-module-link-factory } { name = libpipewire-module-session-manager }
+        ]
+        context.objects = [
+            { factory = spa-node-factory args = { factory.name = support.node.driver node.name = Dummy-Driver node.group = pipewire.dummy priority.driver = 20000 } }
+            { factory = adapter args = {
+                factory.name = support.null-audio-sink node.name = \(sink) node.description = "MediaRoute test sink"
+                media.class = Audio/Sink audio.rate = 48000 audio.channels = 2 audio.position = [ FL FR ] object.linger = true } }
+        ]
+        """.write(toFile: directory + "/config/pipewire/pipewire.conf", atomically: true, encoding: .utf8)
+        try """
+        context.properties = { log.level = 2 wireplumber.script-engine = lua-scripting }
+        context.spa-libs = { audio.convert.* = audioconvert/libspa-audioconvert support.* = support/libspa-support }
+        context.modules = [
+            { name = libpipewire-module-protocol-native } { name = libpipewire-module-client-node }
+            { name = libpipewire-module-adapter } { name = libpipewire-module-metadata } { name = libpipewire-module-session-manager }
+        ]
+        wireplumber.components = [
+            { name = libwireplumber-module-lua-scripting, type = module }
+            { name = main.lua, type = config/lua } { name = policy.lua, type = config/lua }
+        ]
+        """.write(toFile: directory + "/config/wireplumber/wireplumber.conf", atomically: true, encoding: .utf8)
+        try """
+        -- In place of the stock 90-enable-all.lua: no ALSA, V4L2 or libcamera monitor, no portal.
+        default_access.properties["enable-flatpak-portal"] = false
+        load_module("metadata")
+        default_access.enable()
+        device_defaults.enable()
+        stream_defaults.enable()
+        """.write(toFile: directory + "/config/wireplumber/main.lua.d/90-enable-all.lua", atomically: true, encoding: .utf8)
+    }
+
+    /// Returns once `socket` accepts connections (it exists from bind(), before listen()).
+    private static func waitUntilListening(_ server: ConsoleProcess, socket: String) async throws {
+        let deadline = ContinuousClock.now + .seconds(15)
+        while ContinuousClock.now < deadline {
+            if let ended = server.process.exitIfEnded() {
+                throw PrivateDaemonError("pipewire \(ended) before listening at \(socket); it printed:\n\(server.output.suffix(1500))")
+            }
+            if accepts(socket) { return }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        throw PrivateDaemonError("pipewire did not listen at \(socket) within 15 s; it printed:\n\(server.output.suffix(1500))")
+    }
+
+    private static func accepts(_ path: String) -> Bool {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_un()
+        let length = clh_sockaddr_un(&address, path)
+        guard length > 0 else { return false }
+        return withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(length)) == 0 } }
+    }
+
+    /// Returns once wireplumber has made the null sink the default (the `default` metadata says
+    /// so, watched with `pw-metadata -m`): from then on it links new streams to it.
+    private static func waitForDefaultSink(in directory: String, environment: [String: String], sessionManager: ConsoleProcess) async throws {
+        let watcher = try startDaemon("/usr/bin/pw-metadata", ["-m", "-n", "default"], environment: environment, logPath: directory + "/metadata.log", package: "pipewire-bin")
+        do {
+            try await watcher.waitFor("key:'default.audio.sink' value:'{\"name\":\"\(sink)\"}'", seconds: 15)
+            await watcher.stop()
+        } catch {
+            await watcher.stop()
+            throw PrivateDaemonError("wireplumber did not make \(sink) the default sink within 15 s (\(error)); wireplumber printed:\n\(sessionManager.output.suffix(1500))")
+        }
+    }
+
+    public func record(to path: String) async throws -> ConsoleProcess {
+        // pw-record prints through stdio: line-buffered (stdbuf) so that its state comes as it changes.
+        try await recorders.start("/usr/bin/stdbuf", ["-oL", "/usr/bin/pw-record", "-v", "-P", "{ stream.capture.sink = true }", "--target", Self.sink,
+                                                      "--format", "f32", "--rate", "48000", "--channels", "2", path],
+                                  environment: environment, path: path, ready: "-> streaming")
+    }
+
+    public func finish(_ recorder: ConsoleProcess) async { await recorders.finish(recorder) }
+
+    public func stop() async {
+        await recorders.stopAll()
+        await sessionManager.stop()
+        await server.stop()
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+}
