@@ -147,7 +147,7 @@ mr_pw_playback *mr_pw_playback_open(const char *name, unsigned rate, unsigned ch
     pw_thread_loop_lock(p->loop);
     p->core = pw_context_connect(p->context, NULL, 0);
     if (p->core == NULL) {
-        snprintf(error, error_size, "cannot connect to a PipeWire server: %s", strerror(errno));
+        snprintf(error, error_size, "cannot connect to the server: %s", strerror(errno));
         goto fail;
     }
     pw_core_add_listener(p->core, &p->core_listener, &core_events, p);
@@ -158,7 +158,7 @@ mr_pw_playback *mr_pw_playback_open(const char *name, unsigned rate, unsigned ch
     pw_properties_setf(props, PW_KEY_NODE_LATENCY, "%u/%u", quantum, rate);
     p->stream = pw_stream_new(p->core, name, props);
     if (p->stream == NULL) {
-        snprintf(error, error_size, "cannot make a PipeWire stream: %s", strerror(errno));
+        snprintf(error, error_size, "cannot make a stream: %s", strerror(errno));
         goto fail;
     }
     pw_stream_add_listener(p->stream, &p->stream_listener, &stream_events, p);
@@ -176,27 +176,21 @@ mr_pw_playback *mr_pw_playback_open(const char *name, unsigned rate, unsigned ch
     const struct spa_pod *params[1] = { spa_format_audio_raw_build(&builder, SPA_PARAM_EnumFormat, &info) };
     int res = pw_stream_connect(p->stream, PW_DIRECTION_OUTPUT, PW_ID_ANY,
                                 PW_STREAM_FLAG_AUTOCONNECT | PW_STREAM_FLAG_MAP_BUFFERS, params, 1);
-    /* Connected once the server made the stream's node; paused until the session manager links
-     * it, which is waited for too (a second at most), so that the first samples written flow at
-     * once instead of waiting in the ring while the writer's source piles up. */
-    struct timespec deadline, linked;
+    /* Ready once the session manager linked it to a sink and the graph runs it, so that the first
+     * samples written flow at once instead of waiting in the ring while the writer's source piles
+     * up; a stream nothing links would never play. */
+    struct timespec deadline;
     pw_thread_loop_get_time(p->loop, &deadline, 5 * SPA_NSEC_PER_SEC);
     enum pw_stream_state state = PW_STREAM_STATE_CONNECTING;
-    int paused = 0;
     while (res >= 0 && p->failed == 0) {
         state = pw_stream_get_state(p->stream, NULL);
-        if (state == PW_STREAM_STATE_STREAMING) break;
-        if (state == PW_STREAM_STATE_PAUSED && !paused) {
-            paused = 1;
-            pw_thread_loop_get_time(p->loop, &linked, SPA_NSEC_PER_SEC);
-        }
-        if (!wait_until(p, paused ? &linked : &deadline)) break;
+        if (state == PW_STREAM_STATE_STREAMING || !wait_until(p, &deadline)) break;
     }
-    int connected = res >= 0 && p->failed == 0 && (state == PW_STREAM_STATE_PAUSED || state == PW_STREAM_STATE_STREAMING);
-    if (!connected) {
-        if (res < 0) snprintf(error, error_size, "cannot connect a PipeWire stream: %s", spa_strerror(res));
+    if (res < 0 || p->failed || state != PW_STREAM_STATE_STREAMING) {
+        if (res < 0) snprintf(error, error_size, "cannot connect its stream: %s", spa_strerror(res));
         else if (p->failed) snprintf(error, error_size, "%s", p->failure);
-        else snprintf(error, error_size, "the PipeWire server did not make the stream within 5 s");
+        else if (state == PW_STREAM_STATE_PAUSED) snprintf(error, error_size, "nothing linked its stream to a sink within 5 s (is its session manager, wireplumber, running, and is there a sink?)");
+        else snprintf(error, error_size, "the server did not make its stream within 5 s");
         goto fail;
     }
     pw_thread_loop_unlock(p->loop);
@@ -227,7 +221,7 @@ int mr_pw_playback_write(mr_pw_playback *p, const float *samples, size_t frames,
         room -= room % p->stride;
         if (room == 0) {
             if (!wait_until(p, &deadline)) {
-                snprintf(error, error_size, "PipeWire took no samples for %u ms (is its session manager, wireplumber, running?)", stall_ms);
+                snprintf(error, error_size, "it took none for %u ms (did its sink go away?)", stall_ms);
                 result = -ETIMEDOUT;
                 break;
             }

@@ -17,10 +17,12 @@ public final class PrivatePipeWire: PrivateSoundServer {
     /// Where the server's socket (`pipewire-0`) is.
     public let runtimeDirectory: String
     private let server: ConsoleProcess
-    private let sessionManager: ConsoleProcess
+    private let sessionManager: ConsoleProcess?
     private let recorders = SinkRecorders()
 
-    public init() async throws {
+    /// Without `sessionManager`, no wireplumber: nothing makes the sink the default or links
+    /// streams to it (what a server without its session manager does).
+    public init(sessionManager withSessionManager: Bool = true) async throws {
         let directory = try Self.makeDirectory(prefix: "mediaroute-pipewire", folders: ["runtime", "config/pipewire", "config/wireplumber/main.lua.d", "state", "home"])
         self.directory = directory
         runtimeDirectory = directory + "/runtime"
@@ -32,9 +34,13 @@ public final class PrivatePipeWire: PrivateSoundServer {
                                               logPath: directory + "/pipewire.log", package: "pipewire-bin")
             started.append(server)
             try await Self.waitUntilListening(server, socket: directory + "/runtime/pipewire-0")
-            let sessionManager = try Self.startDaemon("/usr/bin/wireplumber", [], environment: daemons, logPath: directory + "/wireplumber.log", package: "wireplumber")
-            started.append(sessionManager)
-            try await Self.waitForDefaultSink(in: directory, environment: daemons, sessionManager: sessionManager)
+            var sessionManager: ConsoleProcess?
+            if withSessionManager {
+                let manager = try Self.startDaemon("/usr/bin/wireplumber", [], environment: daemons, logPath: directory + "/wireplumber.log", package: "wireplumber")
+                started.append(manager)
+                sessionManager = manager
+                try await Self.waitForDefaultSink(in: directory, environment: daemons, sessionManager: manager)
+            }
             self.server = server
             self.sessionManager = sessionManager
         } catch {
@@ -149,7 +155,7 @@ public final class PrivatePipeWire: PrivateSoundServer {
 
     public func stop() async {
         await recorders.stopAll()
-        await sessionManager.stop()
+        await sessionManager?.stop()
         await server.stop()
         try? FileManager.default.removeItem(atPath: directory)
     }

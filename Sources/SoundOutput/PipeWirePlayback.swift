@@ -13,7 +13,8 @@ public final class PipeWirePlayback: SoundSink {
     /// How long the server may take nothing before a write fails (it stalled, or nothing links it).
     private static let stallMilliseconds: UInt32 = 3000
 
-    /// Connects and opens a stream holding at most `latency` ahead of the graph.
+    /// Connects and opens a stream holding at most `latency` ahead of the graph; returns once the
+    /// session manager linked it to a sink (5 s at most).
     public init(name: String = "MediaRoute", sampleRate: Int, channels: Int, latency: Duration) throws(SoundOutputError) {
         self.sampleRate = sampleRate
         self.channels = channels
@@ -35,8 +36,10 @@ public final class PipeWirePlayback: SoundSink {
     /// Why no stream opened, and what to do: most often no server where clients look.
     private static func failure(_ reason: String) -> String {
         let socket = AudioOutputChoice.pipeWireSocket()
-        let what = access(socket, F_OK) == 0 ? "PipeWire cannot play: \(reason) (at \(socket))" : "no PipeWire server is running: nothing at \(socket)"
-        return "\(what); start pipewire and its session manager, wireplumber, or choose another --audio-output"
+        guard access(socket, F_OK) == 0 else {
+            return "no PipeWire server is running: nothing at \(socket); start pipewire and its session manager, wireplumber, or choose another --audio-output"
+        }
+        return "the PipeWire server at \(socket) cannot play: \(reason)"
     }
 
     public func write(_ samples: UnsafeBufferPointer<Float>) throws(SoundOutputError) {

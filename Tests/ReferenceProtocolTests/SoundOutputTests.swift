@@ -90,7 +90,7 @@ struct SoundOutputTests {
             let ended = try #require(receiver.console.lastLine(startingWith: "stream r1 ended: "))
             #expect(ended.contains("150 packets, 0 lost") && ended.contains(" underruns, "), "\(ended)")
 
-            print("real-time on \(output.testDescription): \(heard); \(ended)" + receiver.output.split(separator: "\n").filter { $0.contains("stalled") }.map { "\n  " + $0 }.joined())
+            print("real-time on \(output.testDescription): \(heard); 2 s in: \(status); \(ended)" + receiver.output.split(separator: "\n").filter { $0.contains("stalled") }.map { "\n  " + $0 }.joined())
             // Exact, but for what the playout buffer plays faster or slower to hold its target
             // (0.5 %, up to 2 % for a while when a busy sound server stalled and left it a backlog).
             #expect(abs(heard.frequency - 1000) < 10, "\(heard)")
@@ -119,6 +119,18 @@ struct SoundOutputTests {
         #expect(missing.termination != .exited(0))
         #expect(missing.standardError.contains("--audio-output pipewire: no PipeWire server is running: nothing at \(root)/runtime/pipewire-0; start pipewire and its session manager, wireplumber, or choose another --audio-output"),
                 "\(missing.standardError)")
+        // A PipeWire server without its session manager: nothing would link the stream to a sink.
+        let unlinked = try await PrivatePipeWire(sessionManager: false)
+        try await withTearDown {
+            let environment = ProcessInfo.processInfo.environment.merging(unlinked.environment) { _, new in new }
+            let refused = try await ChildOutput.run(DaemonHarness.binary("mediaroute-receiver"), ["--name", "Mute TV", "--state-dir", root, "--audio-output", "pipewire"],
+                                                    environment: environment.map { "\($0.key)=\($0.value)" }, timeout: .seconds(30))
+            #expect(refused.termination != .exited(0))
+            #expect(refused.standardError.contains("--audio-output pipewire: the PipeWire server at \(unlinked.runtimeDirectory)/pipewire-0 cannot play: nothing linked its stream to a sink within 5 s (is its session manager, wireplumber, running, and is there a sink?)"),
+                    "\(refused.standardError)")
+        } tearDown: {
+            await unlinked.stop()
+        }
         let unknown = try await ChildOutput.run(DaemonHarness.binary("mediaroute-receiver"), ["--name", "Mute TV", "--state-dir", root, "--audio-output", "loud"], timeout: .seconds(20))
         #expect(unknown.standardError.contains("--audio-output must be one of auto, pulse, pipewire, alsa, null, not \"loud\""), "\(unknown.standardError)")
     }
