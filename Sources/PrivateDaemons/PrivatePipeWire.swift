@@ -146,8 +146,10 @@ public final class PrivatePipeWire: PrivateSoundServer {
 
     public func record(to path: String) async throws -> ConsoleProcess {
         // pw-record prints through stdio: line-buffered (stdbuf) so that its state comes as it changes.
+        // 10 ms of latency, as parec's for PulseAudio: a recorder asking for more would set the graph's
+        // period, which then changes when the receiver's stream joins (a stall of 20-25 ms).
         try await recorders.start("/usr/bin/stdbuf", ["-oL", "/usr/bin/pw-record", "-v", "-P", "{ stream.capture.sink = true }", "--target", Self.sink,
-                                                      "--format", "f32", "--rate", "48000", "--channels", "2", path],
+                                                      "--latency", "10ms", "--format", "f32", "--rate", "48000", "--channels", "2", path],
                                   environment: environment, path: path, ready: "-> streaming")
     }
 
