@@ -47,6 +47,23 @@ struct ScreenCastPortalTests {
         }
     }
 
+    @Test func closeEndsThePortalsSession() async throws {
+        try await onDesktop(withScreenCastBackend: true) { desktop, connection in
+            let portal = ScreenCastPortal(connection: connection)
+            try await portal.createSession()
+            try await portal.selectSources()
+            let session = try #require(await portal.session)
+            func sessionIsExported() async -> Bool {
+                let xml = try? await connection.call(destination: ScreenCastPortal.busName, path: session, interface: "org.freedesktop.DBus.Introspectable",
+                                                     method: "Introspect").first?.string
+                return xml?.contains("org.freedesktop.portal.Session") ?? false
+            }
+            #expect(await sessionIsExported(), "the portal's session object is there before Close")
+            await portal.close()
+            #expect(await !sessionIsExported(), "Session.Close removed it")
+        }
+    }
+
     @Test func mirrorOnAWaylandDesktopAsksThePortalAndSaysWhyItCouldNotStart() async throws {
         try await onDesktop(withScreenCastBackend: true) { desktop, _ in
             // A Wayland desktop with Xwayland beside it: the portal is asked, not the X display. The
