@@ -48,8 +48,13 @@ let package = Package(
         systemLibrary("CBlueZ", pkgConfig: "bluez", apt: ["libbluetooth-dev"]),
         systemLibrary("COpus", pkgConfig: "opus", apt: ["libopus-dev"]),
         systemLibrary("CX264", pkgConfig: "x264", apt: ["libx264-dev"]),
-        // libxcb with MIT-SHM: the X11 screen grabbed into shared memory, for screen mirroring.
+        // libxcb with MIT-SHM: the X11 screen grabbed into shared memory, for screen mirroring; and libXau
+        // (which libxcb1-dev brings), for the tests' painter to read Xwayland's Xauthority cookie.
         systemLibrary("CXCB", pkgConfig: "xcb-shm", apt: ["libxcb-shm0-dev"]),
+        // libpipewire: a Wayland screen's ScreenCast stream, for screen mirroring; and the C part of
+        // its consumer (SPA pods and the stream's event table, which Swift cannot build).
+        systemLibrary("CPipeWire", pkgConfig: "libpipewire-0.3", apt: ["libpipewire-0.3-dev"]),
+        .target(name: "CPipeWireStream", dependencies: ["CPipeWire"]),
         systemLibrary("CSBC", pkgConfig: "sbc", apt: ["libsbc-dev"]),
         systemLibrary("CSoxr", pkgConfig: "soxr", apt: ["libsoxr-dev"]),
         systemLibrary("CLibXML2", pkgConfig: "libxml-2.0", apt: ["libxml2-dev"]),
@@ -89,7 +94,7 @@ let package = Package(
         .target(name: "MediaCodecs", dependencies: ["COpus", "CX264", "CSBC", "CSoxr", "RTP"]),
         // Screen capture (an X11 screen through MIT-SHM, scaled to I420) and screen mirroring on a
         // route, for apps (AVSystemRoute.startScreenMirroring) and the CLI (`mediaroute mirror`).
-        .target(name: "ScreenCapture", dependencies: ["CXCB"]),
+        .target(name: "ScreenCapture", dependencies: ["CXCB", "CPipeWireStream", "DBus"]),
         .target(name: "ScreenMirroring", dependencies: ["ScreenCapture", "AVSystemRouting", "MediaRouteIPC"]),
 
         // Sound output: a kept ALSA playback device (a card, or PulseAudio's ALSA device), a PipeWire
@@ -301,7 +306,7 @@ let package = Package(
         .testTarget(name: "COpusTests", dependencies: ["COpus", "MediaRouteIPC"]),
         .testTarget(name: "CX264Tests", dependencies: ["CX264"]),
         // Screen capture on a private Xvfb, with a picture the test paints through its own X client.
-        .testTarget(name: "ScreenCaptureTests", dependencies: ["ScreenCapture", "PrivateDaemons"]),
+        .testTarget(name: "ScreenCaptureTests", dependencies: ["ScreenCapture", "PrivateDaemons", "DBus", "mediaroute"]),
     ],
     swiftLanguageModes: [.v6]
 )

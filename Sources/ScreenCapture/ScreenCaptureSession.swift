@@ -3,9 +3,11 @@ import Glibc
 import Synchronization
 
 /// Captures a screen at a steady frame rate on a thread of its own, from `start` until `stop`:
-/// each tick grabs the screen, scales it to I420 at the output size and hands the frame to
-/// `deliver`, stamped with the monotonic time of the grab. `init` connects to the display (and
-/// learns its size) without grabbing anything; the connection is closed before `stop` returns.
+/// each tick takes the screen (an X11 grab, or the newest frame of a Wayland desktop's PipeWire
+/// ScreenCast stream, repeated while the compositor sends none), scales it to I420 at the output
+/// size and hands the frame to `deliver`, stamped with the monotonic time of the tick. Making the
+/// session connects to the screen (and learns its size); the connection or stream is closed
+/// before `stop` returns.
 public final class ScreenCaptureSession: Sendable {
     public struct Settings: Sendable, Hashable {
         /// The X display (`DISPLAY` when nil).
@@ -42,40 +44,70 @@ public final class ScreenCaptureSession: Sendable {
     private let state = Mutex(Statistics())
     private let finished = DispatchSemaphore(value: 0)
     private let running = Atomic<Bool>(false)
-    /// The connection until `start` hands it to the capture thread (or `stop` closes it).
-    private let idle: Mutex<X11ScreenGrabber?>
-    private let scaler: BGRXToI420Scaler
+    /// The source (X connection, PipeWire stream) until `start` hands it to the capture thread (or `stop` closes it).
+    private let idle: Mutex<(any ScreenFrameSource)?>
 
-    /// Connects to the display; fails, with the reason, if it cannot be captured.
-    public init(_ settings: Settings) throws(ScreenCaptureError) {
-        guard (1...120).contains(settings.frameRate) else { throw ScreenCaptureError("a frame rate of \(settings.frameRate) is not from 1 to 120") }
+    /// Connects to the X display; fails, with the reason, if it cannot be captured.
+    public convenience init(_ settings: Settings) throws(ScreenCaptureError) {
         let grabber = try X11ScreenGrabber(display: settings.display)
-        let size = Self.outputSize(screen: (grabber.width, grabber.height), asked: (settings.width, settings.height))
+        try self.init(grabber, display: grabber.display, settings: settings)
+    }
+
+    /// Captures a PipeWire ScreenCast stream that has sent its first frame (its size is the screen's).
+    public convenience init(screenCast stream: PipeWireScreenStream, settings: Settings) throws(ScreenCaptureError) {
+        guard stream.size != nil else {
+            stream.close()
+            throw ScreenCaptureError("PipeWire node \(stream.node) has sent no frame yet: its size is not known")
+        }
+        try self.init(stream, display: "the screencast (PipeWire node \(stream.node))", settings: settings)
+    }
+
+    /// The screen of this session, asked for the way the session's environment says: the X display
+    /// `settings.display` when given; else, on a Wayland desktop (`WAYLAND_DISPLAY`), a ScreenCast
+    /// stream the person grants through xdg-desktop-portal's dialog (even with Xwayland's `DISPLAY`
+    /// beside it: Xwayland's root window holds only X clients' windows, not the desktop); else the
+    /// X display `DISPLAY`.
+    public static func open(_ settings: Settings) async throws(ScreenCaptureError) -> ScreenCaptureSession {
+        guard settings.display == nil, SessionDisplays.isWayland else { return try ScreenCaptureSession(settings) }
+        let stream = try await ScreenCastPortal.openStream()
+        do {
+            try await stream.waitForFirstFrame()
+        } catch {
+            stream.close()
+            throw error
+        }
+        return try ScreenCaptureSession(screenCast: stream, settings: settings)
+    }
+
+    private init(_ source: sending any ScreenFrameSource, display: String, settings: Settings) throws(ScreenCaptureError) {
+        guard (1...120).contains(settings.frameRate) else {
+            source.close()
+            throw ScreenCaptureError("a frame rate of \(settings.frameRate) is not from 1 to 120")
+        }
+        let size = Self.outputSize(screen: (source.width, source.height), asked: (settings.width, settings.height))
         guard size.width >= 16, size.height >= 16, size.width % 2 == 0, size.height % 2 == 0 else {
-            grabber.close()
+            source.close()
             throw ScreenCaptureError("frames of \(size.width)x\(size.height) cannot be encoded: width and height must be even and at least 16")
         }
-        (display, screenWidth, screenHeight) = (grabber.display, grabber.width, grabber.height)
+        (self.display, screenWidth, screenHeight) = (display, source.width, source.height)
         (width, height, frameRate) = (size.width, size.height, settings.frameRate)
-        scaler = BGRXToI420Scaler(sourceWidth: grabber.width, sourceHeight: grabber.height, width: size.width, height: size.height)
-        nonisolated(unsafe) let connected = grabber
-        idle = Mutex(connected)
+        idle = Mutex(source)
     }
 
     /// Starts capturing into `deliver` (called on the capture thread). Once only.
     public func start(deliver: @escaping @Sendable (UnsafeRawBufferPointer, UInt64) -> Delivery) throws(ScreenCaptureError) {
-        // The grabber moves to the capture thread, which alone uses and closes it.
-        guard let taken = idle.withLock({ idle -> X11ScreenGrabber? in
+        // The source moves to the capture thread, which alone uses and closes it.
+        guard let taken = idle.withLock({ idle -> (any ScreenFrameSource)? in
             defer { idle = nil }
             if idle != nil { running.store(true, ordering: .releasing) }  // before the lock goes: a stop now waits for the thread
             return idle
         }) else {
             throw ScreenCaptureError("the capture of \(display) was already started or stopped")
         }
-        nonisolated(unsafe) let grabber = taken
+        nonisolated(unsafe) let source = taken
         Thread.detachNewThread { [self] in
-            capture(grabber, scaler: scaler, deliver: deliver)
-            grabber.close()
+            capture(source, deliver: deliver)
+            source.close()
             running.store(false, ordering: .releasing)
             finished.signal()
         }
@@ -92,7 +124,8 @@ public final class ScreenCaptureSession: Sendable {
     /// True until the capture thread has closed its X connection.
     public var isCapturing: Bool { running.load(ordering: .acquiring) }
 
-    private func capture(_ grabber: X11ScreenGrabber, scaler: BGRXToI420Scaler, deliver: (UnsafeRawBufferPointer, UInt64) -> Delivery) {
+    private func capture(_ source: any ScreenFrameSource, deliver: (UnsafeRawBufferPointer, UInt64) -> Delivery) {
+        var scaler = RGB32ToI420Scaler(sourceWidth: screenWidth, sourceHeight: screenHeight, width: width, height: height)
         var frame = [UInt8](repeating: 0, count: scaler.frameBytes)
         let period = 1_000_000_000 / UInt64(frameRate)
         var due = Self.now()
@@ -101,7 +134,14 @@ public final class ScreenCaptureSession: Sendable {
             if stopping.load(ordering: .relaxed) { break }
             let grabbedAt = Self.now()
             do {
-                try grabber.grab { screen in frame.withUnsafeMutableBytes { scaler.convert(screen, into: $0) } }
+                try source.grabPixels { screen in
+                    if (screen.width, screen.height, screen.stride, screen.order) != (scaler.sourceWidth, scaler.sourceHeight, scaler.stride, scaler.order) {
+                        // A stream's first frame, or a screen that changed its size or layout.
+                        scaler = RGB32ToI420Scaler(sourceWidth: screen.width, sourceHeight: screen.height, stride: screen.stride, order: screen.order,
+                                                   width: width, height: height)
+                    }
+                    frame.withUnsafeMutableBytes { scaler.convert(screen.bytes, into: $0) }
+                }
             } catch {
                 state.withLock { $0.ended = error.description }
                 return

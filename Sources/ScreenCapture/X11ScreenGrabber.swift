@@ -21,7 +21,7 @@ public final class X11ScreenGrabber {
         let name = display ?? SessionDisplays.x11
         guard let name, !name.isEmpty else {
             throw ScreenCaptureError(SessionDisplays.isWaylandOnly
-                ? "this is a Wayland session without an X display: capturing it needs a PipeWire ScreenCast stream through xdg-desktop-portal, which MediaRoute does not have yet"
+                ? "this is a Wayland session without an X display: its screen is shared through xdg-desktop-portal's ScreenCast (ScreenCaptureSession.open asks it), not grabbed from X11"
                 : "no X display to capture: DISPLAY is not set and none was given")
         }
         self.display = name

@@ -3,9 +3,9 @@ import Foundation
 import MediaRouteIPC
 @_exported import ScreenCapture
 
-/// The screen mirrored to a route's device (one with `realtimeVideoStreaming`): the X11 screen is
-/// captured at the stream's size and rate and written into the route's video stream, whose
-/// driver encodes and sends it. Capture runs only between `startScreenMirroring` and `stop()`
+/// The screen mirrored to a route's device (one with `realtimeVideoStreaming`): the X11 screen, or a
+/// Wayland desktop's ScreenCast stream through its portal, is captured at the stream's size and rate
+/// and written into the route's video stream, whose driver encodes and sends it. Capture runs only between `startScreenMirroring` and `stop()`
 /// (or the stream's end): the specification's "screen frames only while screen mirroring is
 /// active".
 public final class ScreenMirroring: Sendable {
@@ -34,12 +34,14 @@ public final class ScreenMirroring: Sendable {
 }
 
 extension AVSystemRoute {
-    /// Mirrors the X11 screen (`settings.display`, else `DISPLAY`) to the route's device, at the
-    /// size and rate asked for (the screen's size fitted within 1920x1080, 30 fps, by default).
-    /// Fails, with the reason, when there is no screen to capture (a Wayland session without X
-    /// needs the ScreenCast portal, which is not supported yet) or the device takes no video.
+    /// Mirrors the screen to the route's device, at the size and rate asked for (the screen's size
+    /// fitted within 1920x1080, 30 fps, by default): the X display `settings.display` if given, else
+    /// on a Wayland desktop the screen the person grants in the ScreenCast portal's dialog, else the
+    /// X display `DISPLAY`.
+    /// Fails, with the reason, when there is no screen to capture (no portal, the person declined)
+    /// or the device takes no video.
     public func startScreenMirroring(_ settings: ScreenCaptureSession.Settings = .init()) async throws -> ScreenMirroring {
-        let capture = try ScreenCaptureSession(settings)
+        let capture = try await ScreenCaptureSession.open(settings)
         let stream: AVSystemRouteSampleStream
         do {
             stream = try await startVideoStream(width: capture.width, height: capture.height, frameRate: capture.frameRate)

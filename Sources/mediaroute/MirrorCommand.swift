@@ -8,17 +8,18 @@ import Synchronization
 struct MirrorCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "mirror",
-        abstract: "Mirror the screen (an X11 display) to a device in real time, until Ctrl-C.",
+        abstract: "Mirror the screen (an X11 display, or a Wayland desktop's through its ScreenCast portal) to a device in real time, until Ctrl-C.",
         discussion: """
         The screen is grabbed through MIT-SHM, scaled to the frames' size (the screen's, fitted within \
         1920x1080, unless --size says otherwise) and written at --fps into the device's video stream; its \
         driver encodes and sends it. Capture starts when this command has the stream and stops when it ends. \
-        A Wayland session without an X display (no Xwayland) cannot be mirrored yet: that needs the \
-        ScreenCast portal.
+        On a Wayland desktop (WAYLAND_DISPLAY set) and without --display, the desktop's ScreenCast portal \
+        asks which screen to share (and whether to); its PipeWire stream is captured, the last frame \
+        repeated while the screen stands still.
         """)
     @OptionGroup var options: GlobalOptions
     @Option(help: "The device's name or id.") var to: String
-    @Option(help: "The X display to capture (default: $DISPLAY).") var display: String?
+    @Option(help: "The X display to capture (default: the ScreenCast portal on a Wayland desktop, else $DISPLAY).") var display: String?
     @Option(help: "The frames' size, WIDTHxHEIGHT (default: the screen's, fitted within 1920x1080).") var size: String?
     @Option(help: "Frames a second.") var fps = 30
     @Option(help: "Stop after this many seconds (default: at Ctrl-C).") var duration: Double?
@@ -45,7 +46,7 @@ struct MirrorCommand: AsyncParsableCommand {
         // Connecting to the display first: no display, no stream opened on the device.
         let capture: ScreenCaptureSession
         do {
-            capture = try ScreenCaptureSession(.init(display: display, width: asked?.0, height: asked?.1, frameRate: fps))
+            capture = try await ScreenCaptureSession.open(.init(display: display, width: asked?.0, height: asked?.1, frameRate: fps))
         } catch {
             throw CLIError("\(error)")
         }

@@ -1,40 +1,48 @@
-/// Turns a screen's B, G, R, X pixels into an I420 frame of another size: each output pixel takes
-/// the nearest screen pixel, each chroma sample the mean of the four it covers (BT.601, limited
-/// range, as x264 and ffmpeg assume for yuv420p).
-public struct BGRXToI420Scaler: Sendable {
+/// Turns a screen's 32-bit pixels (any `PixelOrder`, rows `stride` bytes apart) into an I420 frame
+/// of another size: each output pixel takes the nearest screen pixel, each chroma sample the mean
+/// of the four it covers (BT.601, limited range, as x264 and ffmpeg assume for yuv420p).
+public struct RGB32ToI420Scaler: Sendable {
     public let sourceWidth: Int
     public let sourceHeight: Int
+    /// Bytes from one screen row to the next (at least `sourceWidth * 4`).
+    public let stride: Int
+    public let order: PixelOrder
     public let width: Int
     public let height: Int
     private let columns: [Int]
     private let rows: [Int]
 
-    public init(sourceWidth: Int, sourceHeight: Int, width: Int, height: Int) {
+    public init(sourceWidth: Int, sourceHeight: Int, stride: Int? = nil, order: PixelOrder = .bgrx, width: Int, height: Int) {
         (self.sourceWidth, self.sourceHeight, self.width, self.height) = (sourceWidth, sourceHeight, width, height)
+        (self.stride, self.order) = (stride ?? sourceWidth * 4, order)
+        let rowBytes = self.stride
         // Pixel centres mapped onto the screen: (x + 0.5) * source / output.
         columns = (0..<width).map { min((2 * $0 + 1) * sourceWidth / (2 * width), sourceWidth - 1) * 4 }
-        rows = (0..<height).map { min((2 * $0 + 1) * sourceHeight / (2 * height), sourceHeight - 1) * sourceWidth * 4 }
+        rows = (0..<height).map { min((2 * $0 + 1) * sourceHeight / (2 * height), sourceHeight - 1) * rowBytes }
     }
 
     public var frameBytes: Int { width * height + 2 * ((width + 1) / 2) * ((height + 1) / 2) }
+    /// The bytes `convert` reads: every row but the last is `stride` long.
+    public var screenBytes: Int { (sourceHeight - 1) * stride + sourceWidth * 4 }
 
-    /// Converts `screen` (`sourceWidth * sourceHeight * 4` bytes) into `frame` (`frameBytes`).
+    /// Converts `screen` (`screenBytes`) into `frame` (`frameBytes`).
     public func convert(_ screen: UnsafeRawBufferPointer, into frame: UnsafeMutableRawBufferPointer) {
-        precondition(screen.count >= sourceWidth * sourceHeight * 4 && frame.count >= frameBytes)
+        precondition(screen.count >= screenBytes && frame.count >= frameBytes)
         let source = screen.baseAddress!.assumingMemoryBound(to: UInt8.self)
         let luma = frame.baseAddress!.assumingMemoryBound(to: UInt8.self)
         let chromaWidth = (width + 1) / 2
         let u = luma + width * height, v = u + chromaWidth * ((height + 1) / 2)
+        let (redAt, greenAt, blueAt) = order.offsets
         columns.withUnsafeBufferPointer { columns in
             rows.withUnsafeBufferPointer { rows in
-                for y in stride(from: 0, to: height, by: 2) {
+                for y in Swift.stride(from: 0, to: height, by: 2) {
                     let rowPair = [rows[y], rows[min(y + 1, height - 1)]]
-                    for x in stride(from: 0, to: width, by: 2) {
+                    for x in Swift.stride(from: 0, to: width, by: 2) {
                         var (r, g, b) = (0, 0, 0)
                         for dy in 0..<2 where y + dy < height {
                             for dx in 0..<2 where x + dx < width {
                                 let pixel = source + rowPair[dy] + columns[x + dx]
-                                let (pb, pg, pr) = (Int(pixel[0]), Int(pixel[1]), Int(pixel[2]))
+                                let (pb, pg, pr) = (Int(pixel[blueAt]), Int(pixel[greenAt]), Int(pixel[redAt]))
                                 luma[(y + dy) * width + x + dx] = UInt8(truncatingIfNeeded: ((66 * pr + 129 * pg + 25 * pb + 128) >> 8) + 16)
                                 (r, g, b) = (r + pr, g + pg, b + pb)
                             }

@@ -1,0 +1,31 @@
+#ifndef CPIPEWIRESTREAM_H
+#define CPIPEWIRESTREAM_H
+#include <stddef.h>
+#include <stdint.h>
+
+/* A PipeWire video stream consuming one screencast node as raw 32-bit pixels in memory (MemFd or
+ * MemPtr; never DMA-BUF), on a PipeWire thread loop of its own. Only what Swift cannot do itself:
+ * building SPA pods (variadic macros) and the pw_stream event table. */
+
+/* The byte order of a frame's 32-bit pixels. */
+enum mr_pw_pixel_order { MR_PW_BGRX = 1, MR_PW_BGRA, MR_PW_RGBX, MR_PW_RGBA, MR_PW_XRGB, MR_PW_ARGB, MR_PW_XBGR, MR_PW_ABGR };
+
+typedef struct mr_pw_screen_stream mr_pw_screen_stream;
+
+typedef struct {
+    void *context;
+    /* On the PipeWire thread: a frame's pixels, valid only during the call. */
+    void (*frame)(void *context, const uint8_t *pixels, uint32_t width, uint32_t height, int32_t stride, int order);
+    /* On the PipeWire thread: the stream ended or failed (reason NULL for a plain disconnect). */
+    void (*ended)(void *context, const char *reason);
+} mr_pw_screen_stream_callbacks;
+
+/* Connects to the PipeWire daemon behind remote_fd (taken, closed with the stream) and to node.
+ * NULL on failure, with the reason in error. */
+mr_pw_screen_stream *mr_pw_screen_stream_open(int remote_fd, uint32_t node, const char *name,
+                                              mr_pw_screen_stream_callbacks callbacks, char *error, size_t error_size);
+
+/* Disconnects and destroys the stream and its connection; no callback runs once this returns. */
+void mr_pw_screen_stream_close(mr_pw_screen_stream *stream);
+
+#endif

@@ -1,0 +1,72 @@
+import DBus
+import Foundation
+import MediaRouteIPC
+
+/// A desktop session's daemons for one test: a private session bus and a directory of their own
+/// (runtime directory, home, logs), nothing of the machine's session. Daemons are started in order
+/// by `launch` and stopped by PID in reverse order, then the bus; `stop` removes the directory.
+final class PrivateSession: @unchecked Sendable {  // its processes change only while starting and in stop, called by one task at a time
+    let directory: URL
+    let bus: PrivateBus
+    /// A connection to the bus, to wait for daemons' names.
+    let watcher: DBusConnection
+    private(set) var processes: [ConsoleProcess] = []
+    private var stopped = false
+
+    /// Makes `directory` (others may enter it: a daemon run as another user has its runtime directory
+    /// inside), starts the bus.
+    init(directory: URL) async throws {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        self.directory = directory
+        do {
+            bus = try await PrivateBus.start(kind: .session)
+        } catch {
+            try? FileManager.default.removeItem(at: directory)
+            throw error
+        }
+        do {
+            watcher = try await DBusConnection.connect(address: bus.address)
+        } catch {
+            await bus.stopFromTask()
+            try? FileManager.default.removeItem(at: directory)
+            throw error
+        }
+    }
+
+    /// What every daemon gets: the private bus and runtime directory, a home in `home`, GSettings in
+    /// memory, no display of the machine's.
+    func environment(runtime: URL, home: URL) -> [String: String] {
+        ["XDG_RUNTIME_DIR": runtime.path, "DBUS_SESSION_BUS_ADDRESS": bus.address, "HOME": home.path,
+         "XDG_CONFIG_HOME": home.path + "/config", "XDG_STATE_HOME": home.path + "/state", "XDG_CACHE_HOME": home.path + "/cache",
+         "XDG_DATA_HOME": home.path + "/data", "GSETTINGS_BACKEND": "memory", "DISPLAY": "", "WAYLAND_DISPLAY": "", "NO_AT_BRIDGE": "1"]
+    }
+
+    /// Starts `executable` with `environment`, its output into `log`.log in the directory.
+    @discardableResult
+    func launch(_ executable: String, _ arguments: [String], environment: [String: String], log: String) throws -> ConsoleProcess {
+        guard FileManager.default.isExecutableFile(atPath: executable) else {
+            throw PrivateDaemonError("\(executable) is not installed (see .ci/apt-packages)")
+        }
+        let process = try ConsoleProcess(executable, arguments, environment: environment, logPath: directory.appendingPathComponent("\(log).log").path)
+        processes.append(process)
+        return process
+    }
+
+    /// Returns once `name` is owned on the bus.
+    func waitForName(_ name: String, within limit: Duration = .seconds(30)) async throws {
+        try await pollUntil("\(name) on the bus", within: limit) { try await watcher.nameHasOwner(name) }
+    }
+
+    var pids: [Int32] { processes.map(\.process.pid) }
+    var logs: String { processes.map { "== \($0.executable)\n\($0.output.suffix(3000))" }.joined(separator: "\n") }
+
+    /// Stops the daemons by PID, last started first, then the bus; removes the directory. Safe to call twice.
+    func stop() async {
+        guard !stopped else { return }
+        stopped = true
+        await watcher.close()
+        for process in processes.reversed() { await process.stop(grace: .seconds(10)) }
+        await bus.stopFromTask()
+        try? FileManager.default.removeItem(at: directory)
+    }
+}
