@@ -51,10 +51,12 @@ let package = Package(
         // libxcb with MIT-SHM: the X11 screen grabbed into shared memory, for screen mirroring; and libXau
         // (which libxcb1-dev brings), for the tests' painter to read Xwayland's Xauthority cookie.
         systemLibrary("CXCB", pkgConfig: "xcb-shm", apt: ["libxcb-shm0-dev"]),
-        // libpipewire: a Wayland screen's ScreenCast stream, for screen mirroring; and the C part of
-        // its consumer (SPA pods and the stream's event table, which Swift cannot build).
+        // libpipewire: a Wayland screen's ScreenCast stream, for screen mirroring, and the receiver's
+        // sound on a PipeWire server; with the C parts of the stream consumer and of the playback
+        // stream (SPA pods and the streams' event tables, which Swift cannot build).
         systemLibrary("CPipeWire", pkgConfig: "libpipewire-0.3", apt: ["libpipewire-0.3-dev"]),
         .target(name: "CPipeWireStream", dependencies: ["CPipeWire"]),
+        .target(name: "CPipeWirePlayback", dependencies: ["CPipeWire"]),
         systemLibrary("CSBC", pkgConfig: "sbc", apt: ["libsbc-dev"]),
         systemLibrary("CSoxr", pkgConfig: "soxr", apt: ["libsoxr-dev"]),
         systemLibrary("CLibXML2", pkgConfig: "libxml-2.0", apt: ["libxml2-dev"]),
@@ -62,10 +64,6 @@ let package = Package(
         systemLibrary("COpenSSL", pkgConfig: "libcrypto", apt: ["libssl-dev"]),
         // ALSA's libasound: the receiver's sound output, to a card or to PulseAudio's and PipeWire's ALSA devices.
         systemLibrary("CALSA", pkgConfig: "alsa", apt: ["libasound2-dev"]),
-        // libpipewire: the receiver's sound on a PipeWire server, and the C part of its playback
-        // stream (SPA pods and the stream's event table, which Swift cannot build).
-        systemLibrary("CPipeWire", pkgConfig: "libpipewire-0.3", apt: ["libpipewire-0.3-dev"]),
-        .target(name: "CPipeWirePlayback", dependencies: ["CPipeWire"]),
 
         // The wire protocol: framing, JSON-RPC messages, handshake, fd passing, event loop.
         .target(

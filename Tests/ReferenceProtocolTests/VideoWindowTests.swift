@@ -29,7 +29,7 @@ struct VideoWindowTests {
             }
             return cropped
         }
-        let scaler = BGRXToI420Scaler(sourceWidth: region.width, sourceHeight: region.height, width: width, height: height)
+        let scaler = RGB32ToI420Scaler(sourceWidth: region.width, sourceHeight: region.height, width: width, height: height)
         var frame = Data(count: scaler.frameBytes)
         pixels.withUnsafeBytes { screen in frame.withUnsafeMutableBytes { scaler.convert(screen, into: $0) } }
         return frame
