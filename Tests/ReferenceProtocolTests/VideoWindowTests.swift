@@ -49,11 +49,13 @@ struct VideoWindowTests {
         return try #require(Int32(output[start...].prefix { $0.isNumber }))
     }
 
-    /// Whether process `pid` has ended (reaped, or a zombie waiting for a parent that is not ours).
-    private func isGone(_ pid: Int32) -> Bool {
+    /// Whether process `pid` has ended: reaped, or a zombie whose parent is not `receiver` (an
+    /// orphan waiting for init). A zombie of the receiver's own is not gone: the receiver failed to reap it.
+    private func isGone(_ pid: Int32, receiver: Int32) -> Bool {
         if kill(pid, 0) != 0 && errno == ESRCH { return true }
         let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
-        return stat.isEmpty || stat.split(separator: ")").last?.split(separator: " ").first == "Z"
+        let fields = stat.split(separator: ")").last?.split(separator: " ") ?? []
+        return stat.isEmpty || (fields.first == "Z" && fields.count > 1 && Int32(fields[1]) != receiver)
     }
 
     /// An app's route to the receiver "Den TV".
@@ -123,7 +125,7 @@ struct VideoWindowTests {
 
                 try await mirroring.stop()
                 try await receiver.waitFor("stream r1 ended: ")
-                try await waitUntil("the window and its ffplay are gone") { window("r1", on: screen.display) == nil && isGone(pid) }
+                try await waitUntil("the window and its ffplay are gone") { window("r1", on: screen.display) == nil && isGone(pid, receiver: receiver.process.pid) }
                 #expect(!receiver.output.contains("its window went away"), "the window closed with the stream, it did not go away before it: \(receiver.output)")
 
                 // A receiver that stops closes its windows.
@@ -132,7 +134,7 @@ struct VideoWindowTests {
                 let second = try await windowPID(receiver, after: mark)
                 try await waitUntil("the second window is there") { (try? X11WindowList.windows(on: screen.display).count) == 1 }
                 await receiver.stop()
-                try await waitUntil("the receiver's windows are gone with it") { (try? X11WindowList.windows(on: screen.display).isEmpty) == true && isGone(second) }
+                try await waitUntil("the receiver's windows are gone with it") { (try? X11WindowList.windows(on: screen.display).isEmpty) == true && isGone(second, receiver: receiver.process.pid) }
                 try? await again.stop()
             }
         }
@@ -175,7 +177,7 @@ struct VideoWindowTests {
                 }
                 try X11WindowList.askToClose(try #require(shown), on: screen.display)
                 try await receiver.waitFor("stream \(name): its window went away (ffplay exited: the window was closed); the stream goes on without it", after: mark)
-                try await waitUntil("the closed window's ffplay is gone") { isGone(second) && window(name, on: screen.display) == nil }
+                try await waitUntil("the closed window's ffplay is gone") { isGone(second, receiver: receiver.process.pid) && window(name, on: screen.display) == nil }
                 try await again.stop()
                 try await receiver.waitFor("stream \(name) ended: ", after: mark)
                 #expect(receiver.process.exitIfEnded() == nil, "the receiver runs on")
@@ -216,7 +218,7 @@ struct VideoWindowTests {
 
                 // A receiver that is killed (no chance to close anything) takes its window with it.
                 await receiver.kill9()
-                try await waitUntil("the killed receiver's window is gone") { window("r1", on: screen.display) == nil && isGone(pid) }
+                try await waitUntil("the killed receiver's window is gone") { window("r1", on: screen.display) == nil && isGone(pid, receiver: receiver.process.pid) }
                 try? await mirroring.stop()
             }
         }

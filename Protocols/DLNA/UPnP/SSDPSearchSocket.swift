@@ -15,6 +15,10 @@ final class SSDPSearchSocket: Sendable {
     /// A socket bound to `address` (any port), multicasting out of that interface.
     init(address: in_addr, ip: String, group: sockaddr_in) throws(IPCSystemError) {
         let (fd, _) = try UDPSocket.bind(host: ip)
+        // Answers are a few hundred bytes each: a quarter of a MiB holds a large LAN's burst, not
+        // the seconds of video UDPSocket sizes its buffer for.
+        var size: Int32 = 256 << 10
+        _ = setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
         var interface = address
         guard setsockopt(fd, Int32(IPPROTO_IP), IP_MULTICAST_IF, &interface, socklen_t(MemoryLayout<in_addr>.size)) == 0 else {
             let error = IPCSystemError("multicast out of \(ip)")

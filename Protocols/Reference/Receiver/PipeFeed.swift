@@ -6,7 +6,7 @@ import MediaRouteIPC
 /// non-blocking, and what it does not take at once waits in a queue of at most `limit` bytes,
 /// written as the child reads. A chunk begun is always finished, so the child never sees one cut
 /// in the middle. A child that goes away makes writes fail with EPIPE (the event loop ignores
-/// SIGPIPE, so that never kills the receiver); the feed then stops and says why, once.
+/// SIGPIPE, so that never kills the receiver); the feed then stops (the child's end says why).
 final class PipeFeed: EventLoopIOHandler, @unchecked Sendable {  // used on the event loop only, which the compiler cannot see
     enum Outcome {
         /// Written, or queued to be.
@@ -27,10 +27,6 @@ final class PipeFeed: EventLoopIOHandler, @unchecked Sendable {  // used on the 
     /// Bytes waiting to be written.
     private(set) var queued = 0
     private var watchingWritable = false
-    /// Why the pipe stopped taking data, once it has.
-    private(set) var failure: String?
-    /// Called once, on the loop, when the pipe breaks (not when it is closed by `close()`).
-    var onFailure: (String) -> Void = { _ in }
 
     /// Takes `fd`, the pipe's write end (closed by `close()` or when the pipe breaks).
     init(fd: Int32, loop: EventLoop, limit: Int) throws(IPCSystemError) {
@@ -86,7 +82,7 @@ final class PipeFeed: EventLoopIOHandler, @unchecked Sendable {  // used on the 
 
     func handleIOEvents(_ events: UInt32) {
         guard isOpen else { return }
-        if events & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0 { return fail("the reader closed its end of the pipe") }
+        if events & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0 { return close() }
         drain()
     }
 
@@ -121,7 +117,7 @@ final class PipeFeed: EventLoopIOHandler, @unchecked Sendable {  // used on the 
             if written >= 0 { return written }
             if errno == EINTR { continue }
             if errno == EAGAIN { return 0 }
-            fail(String(cString: strerror(errno)))
+            close()
             return nil
         }
     }
@@ -130,12 +126,5 @@ final class PipeFeed: EventLoopIOHandler, @unchecked Sendable {  // used on the 
         guard on != watchingWritable, isOpen else { return }
         watchingWritable = on
         loop.setEvents(fd: fd, events: on ? EPOLLOUT.rawValue : 0)
-    }
-
-    private func fail(_ reason: String) {
-        close()
-        guard failure == nil else { return }
-        failure = reason
-        onFailure(reason)
     }
 }

@@ -62,6 +62,8 @@ final class VideoWindow: @unchecked Sendable {  // used on the event loop only, 
         } catch {
             Glibc.close(input[1]); Glibc.close(errorPipe[0])
             child.signal(SIGKILL)
+            let child = child
+            Task { _ = await child.exitStatus(loop: loop) }  // reaped, not left a zombie
             throw ReceiverError("cannot feed ffplay: \(error)")
         }
         pid = child.pid
