@@ -13,26 +13,8 @@ import TestSupport
 /// MIT-SHM, and compared with the picture sent.
 @Suite("Reference protocol: video to a window", .serialized, .timeLimit(.minutes(3)))
 struct VideoWindowTests {
-    /// A region of `display`'s screen as an I420 frame of `width`x`height` (nearest pixel), as
-    /// mirroring captures it.
     private func frame(of display: String, x: Int = 0, y: Int = 0, region: (width: Int, height: Int)? = nil, width: Int, height: Int) throws -> Data {
-        let grabber = try X11ScreenGrabber(display: display)
-        defer { grabber.close() }
-        let region = region ?? (grabber.width, grabber.height)
-        let pixels = try grabber.grab { screen in
-            var cropped = Data(count: region.width * region.height * 4)
-            cropped.withUnsafeMutableBytes { out in
-                for row in 0..<region.height {
-                    let from = ((y + row) * grabber.width + x) * 4
-                    out.baseAddress!.advanced(by: row * region.width * 4).copyMemory(from: screen.baseAddress!.advanced(by: from), byteCount: region.width * 4)
-                }
-            }
-            return cropped
-        }
-        let scaler = BGRXToI420Scaler(sourceWidth: region.width, sourceHeight: region.height, width: width, height: height)
-        var frame = Data(count: scaler.frameBytes)
-        pixels.withUnsafeBytes { screen in frame.withUnsafeMutableBytes { scaler.convert(screen, into: $0) } }
-        return frame
+        try ScreenPicture.frame(of: display, x: x, y: y, region: region, width: width, height: height)
     }
 
     /// The receiver's window for stream `stream`, if it is on `display`.
@@ -42,19 +24,10 @@ struct VideoWindowTests {
 
     /// The ffplay PID the receiver printed for the newest window it opened (after `mark`).
     private func windowPID(_ receiver: ReceiverProcess, after mark: Int = 0) async throws -> Int32 {
-        let prefix = "shown in a window (ffplay pid "
-        try await receiver.waitFor(prefix, after: mark)
-        let output = receiver.console.output(after: mark)
-        let start = try #require(output.range(of: prefix, options: .backwards)).upperBound
-        return try #require(Int32(output[start...].prefix { $0.isNumber }))
+        try await receiver.printedPID(after: "shown in a window (ffplay pid ", since: mark)
     }
 
-    /// Whether process `pid` has ended (reaped, or a zombie waiting for a parent that is not ours).
-    private func isGone(_ pid: Int32) -> Bool {
-        if kill(pid, 0) != 0 && errno == ESRCH { return true }
-        let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
-        return stat.isEmpty || stat.split(separator: ")").last?.split(separator: " ").first == "Z"
-    }
+    private func isGone(_ pid: Int32) -> Bool { processHasEnded(pid) }
 
     /// An app's route to the receiver "Den TV".
     private func route(_ bed: ReferenceTestBed) async throws -> AVSystemRoute {
