@@ -13,26 +13,8 @@ import TestSupport
 /// MIT-SHM, and compared with the picture sent.
 @Suite("Reference protocol: video to a window", .serialized, .timeLimit(.minutes(3)))
 struct VideoWindowTests {
-    /// A region of `display`'s screen as an I420 frame of `width`x`height` (nearest pixel), as
-    /// mirroring captures it.
     private func frame(of display: String, x: Int = 0, y: Int = 0, region: (width: Int, height: Int)? = nil, width: Int, height: Int) throws -> Data {
-        let grabber = try X11ScreenGrabber(display: display)
-        defer { grabber.close() }
-        let region = region ?? (grabber.width, grabber.height)
-        let pixels = try grabber.grab { screen in
-            var cropped = Data(count: region.width * region.height * 4)
-            cropped.withUnsafeMutableBytes { out in
-                for row in 0..<region.height {
-                    let from = ((y + row) * grabber.width + x) * 4
-                    out.baseAddress!.advanced(by: row * region.width * 4).copyMemory(from: screen.baseAddress!.advanced(by: from), byteCount: region.width * 4)
-                }
-            }
-            return cropped
-        }
-        let scaler = RGB32ToI420Scaler(sourceWidth: region.width, sourceHeight: region.height, width: width, height: height)
-        var frame = Data(count: scaler.frameBytes)
-        pixels.withUnsafeBytes { screen in frame.withUnsafeMutableBytes { scaler.convert(screen, into: $0) } }
-        return frame
+        try ScreenPicture.frame(of: display, x: x, y: y, region: region, width: width, height: height)
     }
 
     /// The receiver's window for stream `stream`, if it is on `display`.
@@ -42,21 +24,9 @@ struct VideoWindowTests {
 
     /// The ffplay PID the receiver printed for the newest window it opened (after `mark`).
     private func windowPID(_ receiver: ReceiverProcess, after mark: Int = 0) async throws -> Int32 {
-        let prefix = "shown in a window (ffplay pid "
-        try await receiver.waitFor(prefix, after: mark)
-        let output = receiver.console.output(after: mark)
-        let start = try #require(output.range(of: prefix, options: .backwards)).upperBound
-        return try #require(Int32(output[start...].prefix { $0.isNumber }))
+        try await receiver.printedPID(after: "shown in a window (ffplay pid ", since: mark)
     }
 
-    /// Whether process `pid` has ended: reaped, or a zombie whose parent is not `receiver` (an
-    /// orphan waiting for init). A zombie of the receiver's own is not gone: the receiver failed to reap it.
-    private func isGone(_ pid: Int32, receiver: Int32) -> Bool {
-        if kill(pid, 0) != 0 && errno == ESRCH { return true }
-        let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
-        let fields = stat.split(separator: ")").last?.split(separator: " ") ?? []
-        return stat.isEmpty || (fields.first == "Z" && fields.count > 1 && Int32(fields[1]) != receiver)
-    }
 
     /// An app's route to the receiver "Den TV".
     private func route(_ bed: ReferenceTestBed) async throws -> AVSystemRoute {
@@ -125,7 +95,7 @@ struct VideoWindowTests {
 
                 try await mirroring.stop()
                 try await receiver.waitFor("stream r1 ended: ")
-                try await waitUntil("the window and its ffplay are gone") { window("r1", on: screen.display) == nil && isGone(pid, receiver: receiver.process.pid) }
+                try await waitUntil("the window and its ffplay are gone") { window("r1", on: screen.display) == nil && processHasEnded(pid, parent: receiver.process.pid) }
                 #expect(!receiver.output.contains("its window went away"), "the window closed with the stream, it did not go away before it: \(receiver.output)")
 
                 // A receiver that stops closes its windows.
@@ -134,7 +104,7 @@ struct VideoWindowTests {
                 let second = try await windowPID(receiver, after: mark)
                 try await waitUntil("the second window is there") { (try? X11WindowList.windows(on: screen.display).count) == 1 }
                 await receiver.stop()
-                try await waitUntil("the receiver's windows are gone with it") { (try? X11WindowList.windows(on: screen.display).isEmpty) == true && isGone(second, receiver: receiver.process.pid) }
+                try await waitUntil("the receiver's windows are gone with it") { (try? X11WindowList.windows(on: screen.display).isEmpty) == true && processHasEnded(second, parent: receiver.process.pid) }
                 try? await again.stop()
             }
         }
@@ -177,7 +147,7 @@ struct VideoWindowTests {
                 }
                 try X11WindowList.askToClose(try #require(shown), on: screen.display)
                 try await receiver.waitFor("stream \(name): its window went away (ffplay exited: the window was closed); the stream goes on without it", after: mark)
-                try await waitUntil("the closed window's ffplay is gone") { isGone(second, receiver: receiver.process.pid) && window(name, on: screen.display) == nil }
+                try await waitUntil("the closed window's ffplay is gone") { processHasEnded(second, parent: receiver.process.pid) && window(name, on: screen.display) == nil }
                 try await again.stop()
                 try await receiver.waitFor("stream \(name) ended: ", after: mark)
                 #expect(receiver.process.exitIfEnded() == nil, "the receiver runs on")
@@ -218,7 +188,7 @@ struct VideoWindowTests {
 
                 // A receiver that is killed (no chance to close anything) takes its window with it.
                 await receiver.kill9()
-                try await waitUntil("the killed receiver's window is gone") { window("r1", on: screen.display) == nil && isGone(pid, receiver: receiver.process.pid) }
+                try await waitUntil("the killed receiver's window is gone") { window("r1", on: screen.display) == nil && processHasEnded(pid, parent: receiver.process.pid) }
                 try? await mirroring.stop()
             }
         }

@@ -9,6 +9,9 @@ import Synchronization
 final class PCMPipePlayer: @unchecked Sendable {  // the sink (not Sendable: a device handle) is touched only by the player thread, after init; the rest is atomics and a lock
     private let gain: Atomic<UInt32>
     private let cutting = Atomic<Bool>(false)
+    /// After the last write: how much sound had been heard (all written less what the device still
+    /// held, as the sink says), how much was written, and when.
+    private let progress = Mutex<(heard: Duration, written: Duration, at: ContinuousClock.Instant)?>(nil)
     /// Used by the playing thread only.
     private let sink: any SoundSink
     private let fd: Int32
@@ -24,6 +27,12 @@ final class PCMPipePlayer: @unchecked Sendable {  // the sink (not Sendable: a d
     }
 
     func setGain(_ value: Float) { gain.store(value.bitPattern, ordering: .relaxed) }
+
+    /// How much of the sound has been heard by now (from the first sample): what the device said at
+    /// the last write, moved on by the time since (up to all that was written). Nil before any.
+    var heard: Duration? {
+        progress.withLock { $0 }.map { last in min(last.heard + (ContinuousClock.now - last.at), last.written) }
+    }
 
     /// Drops what is still to be played once the pipe ends (the caller kills ffmpeg, which ends it).
     func cut() { cutting.store(true, ordering: .relaxed) }
@@ -51,6 +60,7 @@ final class PCMPipePlayer: @unchecked Sendable {  // the sink (not Sendable: a d
         let frame = sink.channels * MemoryLayout<Float>.size
         var samples = [Float](repeating: 0, count: 480 * sink.channels)
         var filled = 0  // bytes in `samples`
+        var written = 0  // frames
         while !cutting.load(ordering: .relaxed) {
             let count = samples.withUnsafeMutableBytes { read(fd, $0.baseAddress! + filled, $0.count - filled) }
             if count < 0 && errno == EINTR { continue }
@@ -63,6 +73,10 @@ final class PCMPipePlayer: @unchecked Sendable {  // the sink (not Sendable: a d
             if volume != 1 { for index in 0..<values { samples[index] *= volume } }
             do {
                 try samples.withUnsafeBufferPointer { try sink.write(UnsafeBufferPointer(rebasing: $0[0..<values])) }
+                written += values / sink.channels
+                let total = Duration.microseconds(written * 1_000_000 / sink.sampleRate)
+                let update = (heard: max(.zero, total - sink.delay), written: total, at: ContinuousClock.now)
+                progress.withLock { $0 = update }
             } catch {
                 say("URL playback: \(error)")
                 break

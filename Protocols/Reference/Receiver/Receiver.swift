@@ -353,8 +353,13 @@ actor Receiver {
                             controller: previous.controller)
             }
             current = (link.controllerID, session)
-            player.load(media)
-            say("playing \(url) for \(link.name)\(application.map { " in \($0)" } ?? "")")
+            // Its picture in a window of its own, named like a stream's: the receiver, what plays, whose it is.
+            let window = configuration.ffplay.flatMap { ffplay in
+                configuration.videoOutput == .window ? (VideoWindow.Setup(ffplay: ffplay, title: "\(configuration.name): \(media.title ?? url) from \(link.name)"),
+                                                        "session \(session)") : nil
+            }
+            player.load(media, window: window)
+            say("playing \(url) for \(link.name)\(application.map { " in \($0)" } ?? "")" + (player.window.map { ", its picture \($0.summary)" } ?? ""))
             playerChanged()
             return answer(player.state)
         case R.Control.method:
@@ -572,6 +577,9 @@ actor Receiver {
             let playing = current.map { "\($0.session): \(player.state.phase.rawValue) at \(String(format: "%.1f", player.position)) s" } ?? "nothing playing"
             say("volume \(Int((volume * 100).rounded()))%\(muted ? " muted" : ""), \(links.count) controller(s), \(playing), sound to \(configuration.audioOutput.rawValue)"
                 + ", video to \(configuration.videoOutput == .window ? "windows" : "none")")
+            if let current, let window = player.window, let picture = player.media?.picture {
+                say("\(current.session): picture \(picture.width)x\(picture.height) at \(picture.frameRate) fps, \(window.summary)")
+            }
             for (key, stream) in streams {
                 if let player = stream.player { say("stream \(key.name): \(Self.describe(player.buffer.statistics, deviceUnderruns: player.deviceUnderruns))") }
                 if case .video(let width, let height, let frameRate) = stream.kind {

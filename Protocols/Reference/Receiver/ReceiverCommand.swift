@@ -14,8 +14,8 @@ struct ReceiverCommand: AsyncParsableCommand {
         abstract: "A media receiver of the MediaRoute reference protocol, announced over Avahi.",
         discussion: """
         It plays URLs at real-time pace (through ffmpeg) and real-time audio (through a playout buffer) on the \
-        sound output --audio-output names, shows real-time video in a window per stream (through ffplay) as \
-        --video-output says, keeps a volume, pairs controllers with a code it \
+        sound output --audio-output names, shows real-time video, and the picture of a URL that has one, in a window per stream or URL \
+        (through ffplay) as --video-output says, keeps a volume, pairs controllers with a code it \
         prints, and runs the applications org.mediaroute.echo and org.mediaroute.notes for data channels. \
         Its buttons are commands on standard input: volume 0-100, mute, unmute, pause, resume, status.
         """)
@@ -35,7 +35,7 @@ struct ReceiverCommand: AsyncParsableCommand {
                                                                  valueName: "auto|pulse|pipewire|alsa|null"))
     var audioOutput: String = "auto"
     @Option(name: .customLong("alsa-device"), help: "The ALSA device for --audio-output alsa (`aplay -L` lists them).") var alsaDevice = "default"
-    @Option(name: .customLong("video-output"), help: ArgumentHelp("Where real-time video shows: auto (a window per stream when there is a display, DISPLAY or WAYLAND_DISPLAY, else none), window (fails without a display) or none. --record works with any of them.",
+    @Option(name: .customLong("video-output"), help: ArgumentHelp("Where real-time video and the picture of a URL show: auto (a window per stream or URL when there is a display, DISPLAY or WAYLAND_DISPLAY, else none), window (fails without a display) or none. --record works with any of them.",
                                                                  valueName: "auto|window|none"))
     var videoOutput: String = "auto"
     @Option(name: .customLong("drop-video-packet"), help: ArgumentHelp("Drop this RTP packet (1-based) of every video stream, as a lossy network would.", visibility: .hidden))

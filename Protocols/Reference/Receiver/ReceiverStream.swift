@@ -85,7 +85,8 @@ final class ReceiverStream: @unchecked Sendable {
         if case .audio = kind { scheduleJitterPoll() }
         if case .video(_, _, let frameRate) = kind, let window {
             do {
-                self.window = try VideoWindow(window, stream: name, frameRate: frameRate, loop: loop) { [unowned self] in self.askForKeyframe() }
+                self.window = try VideoWindow(window, input: .h264(frameRate: frameRate), label: "stream \(name)",
+                                          goesOn: "the stream goes on without it", loop: loop) { [unowned self] in self.askForKeyframe() }
             } catch {
                 say("stream \(name): no window: \(error)")
             }
