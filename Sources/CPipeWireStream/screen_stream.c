@@ -1,9 +1,11 @@
 #include "CPipeWireStream.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <pipewire/pipewire.h>
@@ -95,12 +97,34 @@ static void on_process(void *data) {
     struct spa_data *plane = &latest->buffer->datas[0];
     uint32_t width = s->format.size.width, height = s->format.size.height;
     if (plane->data != NULL && plane->chunk->size > 0 && !(plane->chunk->flags & SPA_CHUNK_FLAG_CORRUPTED) && s->order != 0) {
-        int32_t stride = plane->chunk->stride > 0 ? plane->chunk->stride : (int32_t)width * 4;
-        uint32_t offset = plane->maxsize > 0 ? plane->chunk->offset % plane->maxsize : 0;
-        if ((uint64_t)offset + (uint64_t)stride * height <= plane->maxsize)
-            s->callbacks.frame(s->callbacks.context, (const uint8_t *)plane->data + offset, width, height, stride, s->order);
+        const struct spa_chunk *chunk = plane->chunk;
+        int32_t stride = 0;
+        const char *rejected = mr_pw_frame_rejection(width, height, plane->maxsize, chunk->offset, chunk->size, chunk->stride, &stride);
+        if (rejected == NULL) {
+            s->callbacks.frame(s->callbacks.context, (const uint8_t *)plane->data + chunk->offset, width, height, stride, s->order);
+        } else {
+            char reason[256];
+            snprintf(reason, sizeof reason, "%s (%ux%u pixels, stride %d, chunk at %u of %u bytes, buffer of %u bytes)",
+                     rejected, width, height, chunk->stride, chunk->offset, chunk->size, plane->maxsize);
+            s->callbacks.rejected(s->callbacks.context, reason);
+        }
     }
     pw_stream_queue_buffer(s->stream, latest);
+}
+
+const char *mr_pw_frame_rejection(uint32_t width, uint32_t height, uint32_t maxsize, uint32_t offset, uint32_t size,
+                                  int32_t chunk_stride, int32_t *stride) {
+    if (width == 0 || height == 0) return "the frame has no size";
+    if (chunk_stride < 0) return "the frame's rows go upwards (a negative stride)";
+    uint64_t row = (uint64_t)width * 4;
+    uint64_t used = chunk_stride == 0 ? row : (uint64_t)chunk_stride;
+    if (used < row) return "the frame's stride is shorter than a row of its pixels";
+    if (used > INT32_MAX) return "the frame's stride is too large";
+    uint64_t end = (uint64_t)offset + used * (height - 1) + row;
+    uint64_t limit = SPA_MIN((uint64_t)maxsize, (uint64_t)offset + size);
+    if (end > limit) return "the frame's rows reach past the data the producer wrote or past its buffer";
+    *stride = (int32_t)used;
+    return NULL;
 }
 
 static const struct pw_stream_events stream_events = {
@@ -124,6 +148,13 @@ static void destroy(struct mr_pw_screen_stream *s) {
     free(s);
 }
 
+/* Closes fd unless it no longer refers to the socket `original` (a duplicate of it, kept open
+ * so that no other socket can have its inode meanwhile): PipeWire closed it, or not, on failure. */
+static void close_if_still_open(int fd, int original) {
+    struct stat a, b;
+    if (fstat(original, &a) == 0 && fstat(fd, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino) close(fd);
+}
+
 mr_pw_screen_stream *mr_pw_screen_stream_open(int remote_fd, uint32_t node, const char *name,
                                               mr_pw_screen_stream_callbacks callbacks, char *error, size_t error_size) {
     pw_init(NULL, NULL);
@@ -135,14 +166,27 @@ mr_pw_screen_stream *mr_pw_screen_stream_open(int remote_fd, uint32_t node, cons
     }
     s->callbacks = callbacks;
     const char *failed = NULL;
-    int locked = 0, result = 0;
-    if ((s->loop = pw_thread_loop_new(name, NULL)) == NULL) { failed = "cannot make a PipeWire thread loop"; goto fail_before_connect; }
-    if ((s->context = pw_context_new(pw_thread_loop_get_loop(s->loop), NULL, 0)) == NULL) { failed = "cannot make a PipeWire context"; goto fail_before_connect; }
-    if (pw_thread_loop_start(s->loop) < 0) { failed = "cannot start the PipeWire thread"; goto fail_before_connect; }
+    int locked = 0, result = 0, saved_errno = 0, given = 0;
+    if ((s->loop = pw_thread_loop_new(name, NULL)) == NULL) { failed = "cannot make a PipeWire thread loop"; goto fail; }
+    if ((s->context = pw_context_new(pw_thread_loop_get_loop(s->loop), NULL, 0)) == NULL) { failed = "cannot make a PipeWire context"; goto fail; }
+    if (pw_thread_loop_start(s->loop) < 0) { failed = "cannot start the PipeWire thread"; goto fail; }
     pw_thread_loop_lock(s->loop);
     locked = 1;
-    /* Takes the descriptor, also when it fails. */
-    if ((s->core = pw_context_connect_fd(s->context, remote_fd, NULL, 0)) == NULL) { failed = "cannot connect to PipeWire"; goto fail; }
+    /* PipeWire closes the descriptor with the core, and on most of its failures but not all (not
+     * when it cannot make the core): a duplicate kept meanwhile tells whether it still is ours. */
+    int original = fcntl(remote_fd, F_DUPFD_CLOEXEC, 0);
+    if (original < 0) { failed = "cannot duplicate the PipeWire socket"; goto fail; }
+    given = 1;
+    s->core = pw_context_connect_fd(s->context, remote_fd, NULL, 0);
+    if (s->core == NULL) {
+        saved_errno = errno;
+        close_if_still_open(remote_fd, original);
+        close(original);
+        errno = saved_errno;
+        failed = "cannot connect to PipeWire";
+        goto fail;
+    }
+    close(original);
     pw_core_add_listener(s->core, &s->core_listener, &core_events, s);
     s->stream = pw_stream_new(s->core, name, pw_properties_new(
         PW_KEY_MEDIA_TYPE, "Video", PW_KEY_MEDIA_CATEGORY, "Capture", PW_KEY_MEDIA_ROLE, "Screen", PW_KEY_NODE_NAME, name, NULL));
@@ -170,13 +214,13 @@ mr_pw_screen_stream *mr_pw_screen_stream_open(int remote_fd, uint32_t node, cons
     pw_thread_loop_unlock(s->loop);
     return s;
 
-fail_before_connect:
-    close(remote_fd);
 fail:
-    snprintf(error, error_size, "%s: %s", failed, strerror(errno));
+    saved_errno = errno;  /* before anything else can change it */
+    snprintf(error, error_size, "%s: %s", failed, strerror(saved_errno));
 fail_said:
+    if (!given) close(remote_fd);
     if (locked) pw_thread_loop_unlock(s->loop);
-    destroy(s);
+    destroy(s);  /* the core, once made, closes the descriptor */
     return NULL;
 }
 

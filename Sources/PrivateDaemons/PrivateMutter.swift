@@ -3,7 +3,10 @@ import MediaRouteIPC
 
 /// A headless GNOME compositor for one test: mutter with one virtual monitor, drawing in software
 /// (no GPU), with Xwayland beside it, on a private session bus with its own PipeWire and WirePlumber
-/// (mutter's screencasts are PipeWire nodes). Everything runs with a private runtime directory and
+/// (mutter's screencasts are PipeWire nodes; `IsolatedPipeWireConfiguration`: no device monitors,
+/// no Bluetooth, no bus). No system bus: its address names a dead socket (`PrivateSession`); headless
+/// mutter needs no logind, and what it asks there (org.freedesktop.locale1 for keyboard layouts,
+/// colord) it warns about and goes without. Everything runs with a private runtime directory and
 /// home, is started by PID and stopped by PID; `stop` removes the directory.
 public final class PrivateMutter: Sendable {
     private let session: PrivateSession
@@ -35,9 +38,14 @@ public final class PrivateMutter: Sendable {
             // The runtime directory: its owner's alone, as a login session's is.
             try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: directory.path)
             let environment = session.environment(runtime: directory, home: directory.appendingPathComponent("home"))
-            try session.launch("/usr/bin/pipewire", [], environment: environment, log: "pipewire")
+            // PipeWire's graph holds the screencasts alone: no sound card, camera or Bluetooth.
+            let pipeWire = IsolatedPipeWireConfiguration(directory: directory.appendingPathComponent("pipewire-config").path, nullSink: nil)
+            try pipeWire.write()
+            try session.launch("/usr/bin/pipewire", [], environment: environment.merging(pipeWire.serverEnvironment(deadSocket: session.deadSocket)) { _, new in new },
+                               log: "pipewire")
             try await pollUntil("PipeWire's socket", within: .seconds(15)) { FileManager.default.fileExists(atPath: directory.appendingPathComponent("pipewire-0").path) }
-            try session.launch("/usr/bin/wireplumber", [], environment: environment, log: "wireplumber")
+            try session.launch("/usr/bin/wireplumber", [], environment: environment.merging(pipeWire.sessionManagerEnvironment(deadSocket: session.deadSocket)) { _, new in new },
+                               log: "wireplumber")
             let mutter = try session.launch("/usr/bin/mutter", ["--headless", "--wayland", "--virtual-monitor", "\(width)x\(height)", "--sm-disable"],
                                             environment: environment, log: "mutter")
             try await mutter.waitFor("Using public X11 display :", seconds: 30)

@@ -7,9 +7,9 @@ import MediaRouteIPC
 /// that makes the sink the default and links streams to it, both on a private runtime directory
 /// (0700) with their configuration, state and home in a temporary directory, run in the foreground
 /// and stopped by PID. What plays into the sink is recorded from its monitor with `pw-record`.
-/// Neither daemon uses D-Bus as configured here (no device monitors, no portal, no real-time
-/// module); their bus addresses name a socket nobody listens on, so they never reach the machine's
-/// buses nor start one. Never the machine's own sound server.
+/// Neither daemon uses D-Bus as configured here (`IsolatedPipeWireConfiguration`: no device
+/// monitors, no portal, no real-time module); their bus addresses name a socket nobody listens on,
+/// so they never reach the machine's buses nor start one. Never the machine's own sound server.
 public final class PrivatePipeWire: PrivateSoundServer {
     public static let sink = "mediaroute_null"
     public static let audioOutput = "pipewire"
@@ -23,23 +23,24 @@ public final class PrivatePipeWire: PrivateSoundServer {
     /// Without `sessionManager`, no wireplumber: nothing makes the sink the default or links
     /// streams to it (what a server without its session manager does).
     public init(sessionManager withSessionManager: Bool = true) async throws {
-        let directory = try Self.makeDirectory(prefix: "mediaroute-pipewire", folders: ["runtime", "config/pipewire", "config/wireplumber/main.lua.d", "state", "home"])
+        let directory = try Self.makeDirectory(prefix: "mediaroute-pipewire", folders: ["runtime", "config", "state", "home"])
         self.directory = directory
         runtimeDirectory = directory + "/runtime"
-        let daemons = Self.daemonEnvironment(directory)
+        let configuration = IsolatedPipeWireConfiguration(directory: directory + "/config", nullSink: Self.sink)
+        let daemons = Self.daemonEnvironment(directory, configuration: configuration)
         var started: [ConsoleProcess] = []
         do {
-            try Self.writeConfiguration(in: directory)
-            let server = try Self.startDaemon("/usr/bin/pipewire", [], environment: daemons.merging(["PIPEWIRE_CONFIG_DIR": directory + "/config/pipewire"]) { _, new in new },
+            try configuration.write()
+            let server = try Self.startDaemon("/usr/bin/pipewire", [], environment: daemons.server,
                                               logPath: directory + "/pipewire.log", package: "pipewire-bin")
             started.append(server)
             try await Self.waitUntilListening(server, socket: directory + "/runtime/pipewire-0")
             var sessionManager: ConsoleProcess?
             if withSessionManager {
-                let manager = try Self.startDaemon("/usr/bin/wireplumber", [], environment: daemons, logPath: directory + "/wireplumber.log", package: "wireplumber")
+                let manager = try Self.startDaemon("/usr/bin/wireplumber", [], environment: daemons.sessionManager, logPath: directory + "/wireplumber.log", package: "wireplumber")
                 started.append(manager)
                 sessionManager = manager
-                try await Self.waitForDefaultSink(in: directory, environment: daemons, sessionManager: manager)
+                try await Self.waitForDefaultSink(in: directory, environment: daemons.sessionManager, sessionManager: manager)
             }
             self.server = server
             self.sessionManager = sessionManager
@@ -55,57 +56,15 @@ public final class PrivatePipeWire: PrivateSoundServer {
         ["XDG_RUNTIME_DIR": runtimeDirectory, "PIPEWIRE_RUNTIME_DIR": runtimeDirectory, "PIPEWIRE_REMOTE": "pipewire-0"]
     }
 
-    /// The daemons' environment: the clients' and private configuration, state and home
-    /// directories; bus addresses where nothing listens.
-    private static func daemonEnvironment(_ directory: String) -> [String: String] {
+    /// The daemons' environment: the clients', private state and home directories, and the
+    /// isolated configuration's (which also points their bus addresses where nothing listens).
+    private static func daemonEnvironment(_ directory: String, configuration: IsolatedPipeWireConfiguration) -> (server: [String: String], sessionManager: [String: String]) {
         let runtime = directory + "/runtime"
-        let noBus = "unix:path=\(directory)/no-bus"
-        return ["XDG_RUNTIME_DIR": runtime, "PIPEWIRE_RUNTIME_DIR": runtime, "PIPEWIRE_REMOTE": "pipewire-0", "HOME": directory + "/home",
-                "XDG_CONFIG_HOME": directory + "/config", "XDG_STATE_HOME": directory + "/state",
-                "DBUS_SESSION_BUS_ADDRESS": noBus, "DBUS_SYSTEM_BUS_ADDRESS": noBus]
-    }
-
-    /// pipewire's whole configuration (read from PIPEWIRE_CONFIG_DIR, nothing of the machine's), and
-    /// wireplumber's: its stock scripts, with the components and the main script that enables
-    /// things replaced (read first from XDG_CONFIG_HOME) so that no device monitor, Bluetooth or
-    /// portal access runs.
-    private static func writeConfiguration(in directory: String) throws {
-        try """
-        context.properties = { core.daemon = true core.name = pipewire-0 default.clock.rate = 48000 }
-        context.spa-libs = { audio.convert.* = audioconvert/libspa-audioconvert support.* = support/libspa-support }
-        context.modules = [
-            { name = libpipewire-module-protocol-native } { name = libpipewire-module-metadata }
-            { name = libpipewire-module-spa-node-factory } { name = libpipewire-module-client-node }
-            { name = libpipewire-module-access } { name = libpipewire-module-adapter }
-            { name = libpipewire-module-link-factory } { name = libpipewire-module-session-manager }
-        ]
-        context.objects = [
-            { factory = spa-node-factory args = { factory.name = support.node.driver node.name = Dummy-Driver node.group = pipewire.dummy priority.driver = 20000 } }
-            { factory = adapter args = {
-                factory.name = support.null-audio-sink node.name = \(sink) node.description = "MediaRoute test sink"
-                media.class = Audio/Sink audio.rate = 48000 audio.channels = 2 audio.position = [ FL FR ] object.linger = true } }
-        ]
-        """.write(toFile: directory + "/config/pipewire/pipewire.conf", atomically: true, encoding: .utf8)
-        try """
-        context.properties = { log.level = 2 wireplumber.script-engine = lua-scripting }
-        context.spa-libs = { audio.convert.* = audioconvert/libspa-audioconvert support.* = support/libspa-support }
-        context.modules = [
-            { name = libpipewire-module-protocol-native } { name = libpipewire-module-client-node }
-            { name = libpipewire-module-adapter } { name = libpipewire-module-metadata } { name = libpipewire-module-session-manager }
-        ]
-        wireplumber.components = [
-            { name = libwireplumber-module-lua-scripting, type = module }
-            { name = main.lua, type = config/lua } { name = policy.lua, type = config/lua }
-        ]
-        """.write(toFile: directory + "/config/wireplumber/wireplumber.conf", atomically: true, encoding: .utf8)
-        try """
-        -- In place of the stock 90-enable-all.lua: no ALSA, V4L2 or libcamera monitor, no portal.
-        default_access.properties["enable-flatpak-portal"] = false
-        load_module("metadata")
-        default_access.enable()
-        device_defaults.enable()
-        stream_defaults.enable()
-        """.write(toFile: directory + "/config/wireplumber/main.lua.d/90-enable-all.lua", atomically: true, encoding: .utf8)
+        let clients = ["XDG_RUNTIME_DIR": runtime, "PIPEWIRE_RUNTIME_DIR": runtime, "PIPEWIRE_REMOTE": "pipewire-0", "HOME": directory + "/home",
+                       "XDG_STATE_HOME": directory + "/state"]
+        let deadSocket = directory + "/no-bus"
+        return (clients.merging(configuration.serverEnvironment(deadSocket: deadSocket)) { _, new in new },
+                clients.merging(configuration.sessionManagerEnvironment(deadSocket: deadSocket)) { _, new in new })
     }
 
     /// Returns once `socket` accepts connections (it exists from bind(), before listen()).

@@ -33,10 +33,14 @@ final class PrivateSession: @unchecked Sendable {  // its processes change only 
         }
     }
 
+    /// A socket path in the directory nothing listens on: the bus address of a bus a daemon must not reach.
+    var deadSocket: String { directory.appendingPathComponent("no-bus").path }
+
     /// What every daemon gets: the private bus and runtime directory, a home in `home`, GSettings in
-    /// memory, no display of the machine's.
+    /// memory, no display of the machine's, and no system bus (its address names `deadSocket`: a
+    /// daemon asking for logind, colord or UPower gets "cannot connect", never the machine's).
     func environment(runtime: URL, home: URL) -> [String: String] {
-        ["XDG_RUNTIME_DIR": runtime.path, "DBUS_SESSION_BUS_ADDRESS": bus.address, "HOME": home.path,
+        ["XDG_RUNTIME_DIR": runtime.path, "DBUS_SESSION_BUS_ADDRESS": bus.address, "DBUS_SYSTEM_BUS_ADDRESS": "unix:path=\(deadSocket)", "HOME": home.path,
          "XDG_CONFIG_HOME": home.path + "/config", "XDG_STATE_HOME": home.path + "/state", "XDG_CACHE_HOME": home.path + "/cache",
          "XDG_DATA_HOME": home.path + "/data", "GSETTINGS_BACKEND": "memory", "DISPLAY": "", "WAYLAND_DISPLAY": "", "NO_AT_BRIDGE": "1"]
     }

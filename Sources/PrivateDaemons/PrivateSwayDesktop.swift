@@ -2,8 +2,9 @@ import Foundation
 import MediaRouteIPC
 
 /// A wlroots desktop's screen-sharing stack for one test, on a private session bus: headless sway
-/// (software rendering; it refuses to run as root, so it runs as `nobody`), PipeWire,
-/// xdg-desktop-portal-wlr and xdg-desktop-portal. Or, `withScreenCastBackend: false`, the portal
+/// (software rendering; it refuses to run as root, so it runs as `nobody`), PipeWire (configured as
+/// `IsolatedPipeWireConfiguration`: nothing of the machine's), xdg-desktop-portal-wlr and
+/// xdg-desktop-portal. Or, `withScreenCastBackend: false`, the portal
 /// alone with no backend at all. Started and stopped by PID; `stop` removes the runtime directory.
 public final class PrivateSwayDesktop: Sendable {
     private let session: PrivateSession
@@ -46,7 +47,10 @@ public final class PrivateSwayDesktop: Sendable {
                                                                 timeout: .seconds(10))
                     return outputs.succeeded && outputs.output.contains("HEADLESS-")
                 }
-                try session.launch("/usr/bin/pipewire", [], environment: environment, log: "pipewire")
+                let pipeWire = IsolatedPipeWireConfiguration(directory: directory.appendingPathComponent("pipewire-config").path, nullSink: nil)
+                try pipeWire.write()
+                try session.launch("/usr/bin/pipewire", [], environment: environment.merging(pipeWire.serverEnvironment(deadSocket: session.deadSocket)) { _, new in new },
+                                   log: "pipewire")
                 try await pollUntil("PipeWire's socket", within: .seconds(15)) { FileManager.default.fileExists(atPath: runtime.appendingPathComponent("pipewire-0").path) }
                 try session.launch("/usr/libexec/xdg-desktop-portal-wlr", ["-l", "DEBUG", "-c", directory.appendingPathComponent("xdpw.conf").path],
                                    environment: environment.merging(["WAYLAND_DISPLAY": wayland!]) { _, new in new }, log: "xdg-desktop-portal-wlr")

@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 
 /// The newest frame a PipeWire stream delivered, copied out of PipeWire's buffer on its thread so
@@ -11,9 +12,16 @@ final class LatestScreenFrame: Sendable {
         var received = 0
         /// Why the stream ended, once it has.
         var ended: String?
+        /// Frames dropped because they do not fit their buffer, and why the first was.
+        var rejected = 0
+        var firstRejection: String?
     }
 
     let state = Mutex(State())
+    /// The PipeWire node the frames come from, for the message about a dropped frame.
+    let node: UInt32
+
+    init(node: UInt32) { self.node = node }
 
     func store(_ pixels: UnsafeRawBufferPointer, width: Int, height: Int, stride: Int, order: PixelOrder) {
         state.withLock { state in
@@ -22,6 +30,18 @@ final class LatestScreenFrame: Sendable {
             (state.width, state.height, state.stride, state.order) = (width, height, stride, order)
             state.received += 1
         }
+    }
+
+    /// Counts a frame that was not read; the first is written to standard error (a producer's bug
+    /// the person can report; once, not at every frame).
+    func reject(_ reason: String) {
+        let first = state.withLock { state in
+            state.rejected += 1
+            guard state.firstRejection == nil else { return false }
+            state.firstRejection = reason
+            return true
+        }
+        if first { FileHandle.standardError.write(Data("ScreenCapture: frames of PipeWire node \(node) are dropped: \(reason)\n".utf8)) }
     }
 
     func end(_ reason: String) {

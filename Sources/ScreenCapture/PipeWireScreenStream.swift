@@ -10,7 +10,7 @@ public final class PipeWireScreenStream: Sendable {
     /// The PipeWire node consumed, and the name our stream's node has in the PipeWire graph.
     public let node: UInt32
     public let name: String
-    private let latest = LatestScreenFrame()
+    private let latest: LatestScreenFrame
     private let stream: Mutex<OpaquePointer?>
     /// Run once the stream is closed: the portal's session is closed there.
     private let onClose: Mutex<(@Sendable () -> Void)?>
@@ -20,6 +20,7 @@ public final class PipeWireScreenStream: Sendable {
     public init(remote: Int32, node: UInt32, name: String = "mediaroute-screen-\(getpid())",
                 onClose: (@Sendable () -> Void)? = nil) throws(ScreenCaptureError) {
         (self.node, self.name) = (node, name)
+        latest = LatestScreenFrame(node: node)
         let context = Unmanaged.passRetained(latest).toOpaque()
         let callbacks = mr_pw_screen_stream_callbacks(context: context, frame: { context, pixels, width, height, stride, order in
             guard let context, let pixels, let order = PixelOrder(cOrder: order), width > 0, height > 0 else { return }
@@ -30,6 +31,10 @@ public final class PipeWireScreenStream: Sendable {
             guard let context else { return }
             Unmanaged<LatestScreenFrame>.fromOpaque(context).takeUnretainedValue()
                 .end(reason.map { String(cString: $0) } ?? "the screencast stream ended")
+        }, rejected: { context, reason in
+            guard let context else { return }
+            Unmanaged<LatestScreenFrame>.fromOpaque(context).takeUnretainedValue()
+                .reject(reason.map { String(cString: $0) } ?? "a frame does not fit its buffer")
         })
         var error = [CChar](repeating: 0, count: 256)
         guard let opened = mr_pw_screen_stream_open(remote, node, name, callbacks, &error, error.count) else {
@@ -47,6 +52,9 @@ public final class PipeWireScreenStream: Sendable {
     public var framesReceived: Int { latest.state.withLock { $0.received } }
     /// The screen's size, once a frame has come.
     public var size: (width: Int, height: Int)? { latest.state.withLock { $0.received > 0 ? ($0.width, $0.height) : nil } }
+    /// Frames dropped because their layout does not fit their buffer (a producer's bug), and why the
+    /// first was: such a frame is never read.
+    public var framesRejected: (count: Int, first: String?) { latest.state.withLock { ($0.rejected, $0.firstRejection) } }
     /// Why the stream ended (the compositor stopped it or went away, PipeWire failed), once it has.
     public var ended: String? { latest.state.withLock { $0.ended } }
 
@@ -58,6 +66,9 @@ public final class PipeWireScreenStream: Sendable {
             if received > 0 { return }
             if let ended { throw ScreenCaptureError("no frame came from PipeWire node \(node): \(ended)") }
             guard ContinuousClock.now < deadline else {
+                if let rejected = latest.state.withLock({ $0.firstRejection }) {
+                    throw ScreenCaptureError("PipeWire node \(node) sent no frame that could be read within \(limit): \(rejected)")
+                }
                 throw ScreenCaptureError("PipeWire node \(node) sent no frame within \(limit) (is the screencast started, and does it offer frames in memory rather than DMA-BUF only?)")
             }
             try? await Task.sleep(for: .milliseconds(5))

@@ -36,12 +36,12 @@ public struct RGB32ToI420Scaler: Sendable {
         columns.withUnsafeBufferPointer { columns in
             rows.withUnsafeBufferPointer { rows in
                 for y in Swift.stride(from: 0, to: height, by: 2) {
-                    let rowPair = [rows[y], rows[min(y + 1, height - 1)]]
+                    let (upper, lower) = (rows[y], rows[min(y + 1, height - 1)])  // no array per row pair: this loop is the hot path
                     for x in Swift.stride(from: 0, to: width, by: 2) {
                         var (r, g, b) = (0, 0, 0)
                         for dy in 0..<2 where y + dy < height {
                             for dx in 0..<2 where x + dx < width {
-                                let pixel = source + rowPair[dy] + columns[x + dx]
+                                let pixel = source + (dy == 0 ? upper : lower) + columns[x + dx]
                                 let (pb, pg, pr) = (Int(pixel[blueAt]), Int(pixel[greenAt]), Int(pixel[redAt]))
                                 luma[(y + dy) * width + x + dx] = UInt8(truncatingIfNeeded: ((66 * pr + 129 * pg + 25 * pb + 128) >> 8) + 16)
                                 (r, g, b) = (r + pr, g + pg, b + pb)

@@ -166,10 +166,12 @@ public final class ScreenCaptureSession: Sendable {
     /// Stops capturing and returns once the X connection is closed (within one frame's work).
     public func stop() {
         stopping.store(true, ordering: .relaxed)
-        idle.withLock { idle in
-            idle?.close()
-            idle = nil
+        // Taken under the lock (which guards only the hand-over to `start`), closed outside it.
+        let unstarted = idle.withLock { idle -> (any ScreenFrameSource)? in
+            defer { idle = nil }
+            return idle
         }
+        unstarted?.close()
         guard running.load(ordering: .acquiring) else { return }
         finished.wait()
         finished.signal()  // a second stop returns at once too

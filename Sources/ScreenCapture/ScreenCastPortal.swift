@@ -1,5 +1,4 @@
 import DBus
-import Dispatch
 import Glibc
 import Synchronization
 
@@ -177,16 +176,15 @@ extension ScreenCastPortal {
             throw ScreenCaptureError("a Wayland screen is shared through xdg-desktop-portal on the session bus, which cannot be reached: \(error)")
         }
         let portal = ScreenCastPortal(connection: connection)
-        // Session.Close before the stream's `close` returns (bounded: a bus that stopped answering
-        // does not hold up the stop; the portal also ends the session when our connection goes).
+        // Session.Close is sent on a task of its own, which nothing waits for: the stream is closed
+        // from synchronous code (a capture thread, `deinit`, a session's `stop`) that must not block
+        // on the bus. Its answer is awaited there (bounded), then the connection closes, which ends
+        // the portal's session too if the Close was lost (the process quit meanwhile).
         let finish: @Sendable () -> Void = {
-            let closed = DispatchSemaphore(value: 0)
             Task {
                 await portal.close()
                 await connection.close()
-                closed.signal()
             }
-            _ = closed.wait(timeout: .now() + 5)
         }
         do {
             try await portal.createSession()

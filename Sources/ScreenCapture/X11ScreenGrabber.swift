@@ -21,7 +21,7 @@ public final class X11ScreenGrabber {
         let name = display ?? SessionDisplays.x11
         guard let name, !name.isEmpty else {
             throw ScreenCaptureError(SessionDisplays.isWaylandOnly
-                ? "this is a Wayland session without an X display: its screen is shared through xdg-desktop-portal's ScreenCast (ScreenCaptureSession.open asks it), not grabbed from X11"
+                ? "this is a Wayland session without an X display, so there is no X11 screen to grab: a Wayland desktop's screen is shared through its ScreenCast portal (what `mediaroute mirror` does without --display; it needs xdg-desktop-portal and this desktop's backend: xdg-desktop-portal-gnome, -kde or -wlr)"
                 : "no X display to capture: DISPLAY is not set and none was given")
         }
         self.display = name

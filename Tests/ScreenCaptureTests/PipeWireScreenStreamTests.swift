@@ -51,30 +51,35 @@ struct PipeWireScreenStreamTests {
             let stream = try PipeWireScreenStream(remote: try mutter.connectToPipeWire(), node: cast.node, name: name)
             try await stream.waitForFirstFrame(within: .seconds(30))
             #expect(stream.size?.width == 640 && stream.size?.height == 480, "\(String(describing: stream.size))")
-            #expect(try await mutter.pipeWireNodeNames().contains(name), "our stream is a node in PipeWire's graph while it runs")
+            let names = try await mutter.pipeWireNodeNames()
+            #expect(names.contains(name), "our stream is a node in PipeWire's graph while it runs")
+            // The isolated configuration's graph: its driver, mutter's screencast and our stream, no
+            // device of the machine's (sound card, camera, Bluetooth) nor the stock Freewheel-Driver.
+            #expect(Set(names) == ["Dummy-Driver", "mutter", name], "\(names)")
 
             let capture = try ScreenCaptureSession(screenCast: stream, settings: .init(width: 320, height: 240, frameRate: 20))
             #expect((capture.screenWidth, capture.screenHeight, capture.width, capture.height) == (640, 480, 320, 240))
             let frames = Mutex<[(picture: [UInt8], stamp: UInt64)]>([])
-            let (done, finish) = AsyncStream.makeStream(of: Void.self)
             try capture.start { bytes, stamp in
                 let count = frames.withLock { $0.append((Array(bytes), stamp)); return $0.count }
-                if count == 41 { finish.yield() }
                 return count < 41 ? .next : .end
             }
-            for await _ in done { break }
+            // The capture ends by itself: after the 41st frame, or early when the stream fails.
+            let deadline = ContinuousClock.now + .seconds(60)
+            while capture.isCapturing && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
             let taken = frames.withLock { Array($0.prefix(41)) }
+            try #require(taken.count == 41, "41 frames within 60 s; the capture ended: \(capture.statistics.ended ?? "not yet")\n\(mutter.logs)")
             let expected = expectedTestCard(width: 320, height: 240)
             let worst = taken.map { psnr($0.picture, expected) }.min() ?? 0
             #expect(worst >= 30, "every frame is the test card: worst PSNR \(worst) dB")
             // The compositor sends a frame only when the screen changes: the screen stood still, so
             // the session repeated the last one at every tick.
             #expect(stream.framesReceived < 41, "frames from mutter: \(stream.framesReceived)")
-            // 40 intervals of 50 ms: 2 s, within one frame; a tick missed on a busy machine is skipped (50 ms more).
-            let span = Double(taken[40].stamp - taken[0].stamp) / 1e9
-            let late = capture.statistics.late
-            #expect(late <= 8, "\(capture.statistics)")
-            #expect(abs(span - 2.0 - Double(late) * 0.05) < 0.05, "40 frames at 20 fps took \(span) s, \(late) ticks late")
+            let pace = TickPace(stamps: taken.map(\.stamp), period: 50_000_000)
+            #expect(pace.ticks == pace.ticks.sorted(), "the stamps go forwards: \(pace.ticks)")
+            // A tick missed on a busy machine is skipped, and a late one is grabbed late: a few of each.
+            #expect(pace.skipped <= 8 && pace.late.count <= 8, "41 frames at 20 fps: \(pace), \(capture.statistics)")
+            #expect(capture.statistics.late <= 8, "\(capture.statistics)")
             capture.stop()
             #expect(!capture.isCapturing)
             #expect(stream.ended == "the screencast stream was closed")

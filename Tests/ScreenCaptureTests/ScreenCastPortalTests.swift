@@ -53,14 +53,25 @@ struct ScreenCastPortalTests {
             try await portal.createSession()
             try await portal.selectSources()
             let session = try #require(await portal.session)
-            func sessionIsExported() async -> Bool {
-                let xml = try? await connection.call(destination: ScreenCastPortal.busName, path: session, interface: "org.freedesktop.DBus.Introspectable",
-                                                     method: "Introspect").first?.string
-                return xml?.contains("org.freedesktop.portal.Session") ?? false
+            // The session object answers for its own interface (its `version` property) while it is there.
+            func sessionVersion() async -> Result<DBusValue, DBusError> {
+                do { return .success(try await connection.property("version", of: "org.freedesktop.portal.Session", at: session, on: ScreenCastPortal.busName)) }
+                catch { return .failure(error) }
             }
-            #expect(await sessionIsExported(), "the portal's session object is there before Close")
+            let before = await sessionVersion()
+            #expect((try? before.get())?.uint32 != nil, "the portal's session object is there before Close: \(before)")
             await portal.close()
-            #expect(await !sessionIsExported(), "Session.Close removed it")
+            // Gone once the portal has handled the Close: asking it then is an unknown object (or
+            // method, as GDBus says of a path with nothing exported), not any other failure.
+            var after = await sessionVersion()
+            let deadline = ContinuousClock.now + .seconds(15)
+            while case .success = after, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+                after = await sessionVersion()
+            }
+            let failure: DBusError? = if case .failure(let error) = after { error } else { nil }
+            #expect([DBusError.unknownObject, DBusError.unknownMethod].contains(failure?.name), "Session.Close removed it: \(after)\n\(desktop.logs)")
+            #expect(try await connection.nameHasOwner(ScreenCastPortal.busName), "the portal is still running\n\(desktop.logs)")
         }
     }
 

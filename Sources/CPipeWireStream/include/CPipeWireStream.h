@@ -18,14 +18,25 @@ typedef struct {
     void (*frame)(void *context, const uint8_t *pixels, uint32_t width, uint32_t height, int32_t stride, int order);
     /* On the PipeWire thread: the stream ended or failed (reason NULL for a plain disconnect). */
     void (*ended)(void *context, const char *reason);
+    /* On the PipeWire thread: a frame was dropped because its layout does not fit its buffer
+     * (mr_pw_frame_rejection's reason, with the figures). */
+    void (*rejected)(void *context, const char *reason);
 } mr_pw_screen_stream_callbacks;
 
-/* Connects to the PipeWire daemon behind remote_fd (taken, closed with the stream) and to node.
- * NULL on failure, with the reason in error. */
+/* Connects to the PipeWire daemon behind remote_fd and to node. The descriptor is taken: closed
+ * with the stream, or before this returns when it fails. NULL on failure, with the reason in error. */
 mr_pw_screen_stream *mr_pw_screen_stream_open(int remote_fd, uint32_t node, const char *name,
                                               mr_pw_screen_stream_callbacks callbacks, char *error, size_t error_size);
 
 /* Disconnects and destroys the stream and its connection; no callback runs once this returns. */
 void mr_pw_screen_stream_close(mr_pw_screen_stream *stream);
+
+/* Whether a frame of width x height 32-bit pixels, as a producer described it in its buffer's
+ * chunk (offset, size and stride, 0 meaning rows packed), lies within both the bytes the producer
+ * wrote and the buffer of maxsize bytes: NULL, with the stride to read with in *stride, when every
+ * row does; else the reason it cannot be read. Rows shorter than width * 4 bytes or going upwards
+ * (a negative stride) are refused. */
+const char *mr_pw_frame_rejection(uint32_t width, uint32_t height, uint32_t maxsize, uint32_t offset, uint32_t size,
+                                  int32_t chunk_stride, int32_t *stride);
 
 #endif
