@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <pipewire/pipewire.h>
 #include <spa/param/audio/format-utils.h>
@@ -59,6 +60,8 @@ static void on_process(void *data) {
     d->chunk->offset = 0;
     d->chunk->stride = (int32_t)p->stride;
     d->chunk->size = want;
+    /* In frames, as PipeWire advises for audio: the sum over queued buffers is pw_time.queued. */
+    b->size = want / p->stride;
     pw_stream_queue_buffer(p->stream, b);
     pw_thread_loop_signal(p->loop, false);
 }
@@ -101,9 +104,34 @@ static const struct pw_core_events core_events = {
     .error = on_core_error,
 };
 
-/* Waits on the loop (its lock held) until `abstime`; false once it has passed. */
-static int wait_until(struct mr_pw_playback *p, struct timespec *abstime) {
-    return pw_thread_loop_timed_wait_full(p->loop, abstime) == 0;
+/* A deadline `ns` from now on the monotonic clock. */
+static struct timespec deadline_in(int64_t ns) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    int64_t at = (int64_t)t.tv_sec * SPA_NSEC_PER_SEC + t.tv_nsec + ns;
+    t.tv_sec = (time_t)(at / SPA_NSEC_PER_SEC);
+    t.tv_nsec = (long)(at % SPA_NSEC_PER_SEC);
+    return t;
+}
+
+/* Waits on the loop (its lock held) for a signal until the monotonic `deadline`; false once it has
+ * passed. libpipewire 0.3.65 has no monotonic wait: pw_thread_loop_new makes its condition on
+ * CLOCK_REALTIME and pw_thread_loop_get_time reads that clock (as its code does; no property
+ * chooses another). So each wait is for what is left of the monotonic deadline, as a real-time
+ * instant taken just before: a wall clock stepped forward (NTP on a board with no RTC) ends a wait
+ * early, and the deadline, checked again, sends it back to wait; a step backward during a wait
+ * still lengthens that wait by the step (unless a signal comes, as every graph cycle sends one). */
+static int wait_until(struct mr_pw_playback *p, const struct timespec *deadline) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    int64_t left = (int64_t)(deadline->tv_sec - now.tv_sec) * SPA_NSEC_PER_SEC + (deadline->tv_nsec - now.tv_nsec);
+    if (left <= 0) return 0;
+    struct timespec until;
+    pw_thread_loop_get_time(p->loop, &until, left);
+    /* A timeout before the monotonic deadline is a stepped wall clock: report a wake-up, and the
+     * caller, finding nothing changed, waits again for what is left. */
+    pw_thread_loop_timed_wait_full(p->loop, &until);
+    return 1;
 }
 
 static void destroy(struct mr_pw_playback *p) {
@@ -179,8 +207,7 @@ mr_pw_playback *mr_pw_playback_open(const char *name, unsigned rate, unsigned ch
     /* Ready once the session manager linked it to a sink and the graph runs it, so that the first
      * samples written flow at once instead of waiting in the ring while the writer's source piles
      * up; a stream nothing links would never play. */
-    struct timespec deadline;
-    pw_thread_loop_get_time(p->loop, &deadline, 5 * SPA_NSEC_PER_SEC);
+    struct timespec deadline = deadline_in(5 * SPA_NSEC_PER_SEC);
     enum pw_stream_state state = PW_STREAM_STATE_CONNECTING;
     while (res >= 0 && p->failed == 0) {
         state = pw_stream_get_state(p->stream, NULL);
@@ -207,8 +234,7 @@ int mr_pw_playback_write(mr_pw_playback *p, const float *samples, size_t frames,
     size_t left = frames * p->stride;
     int result = 0;
     pw_thread_loop_lock(p->loop);
-    struct timespec deadline;
-    pw_thread_loop_get_time(p->loop, &deadline, (int64_t)stall_ms * SPA_NSEC_PER_MSEC);
+    struct timespec deadline = deadline_in((int64_t)stall_ms * SPA_NSEC_PER_MSEC);
     while (left > 0) {
         if (p->failed) {
             snprintf(error, error_size, "%s", p->failure);
@@ -232,7 +258,7 @@ int mr_pw_playback_write(mr_pw_playback *p, const float *samples, size_t frames,
         spa_ringbuffer_write_update(&p->ring, index + n);
         bytes += n;
         left -= n;
-        pw_thread_loop_get_time(p->loop, &deadline, (int64_t)stall_ms * SPA_NSEC_PER_MSEC);
+        deadline = deadline_in((int64_t)stall_ms * SPA_NSEC_PER_MSEC);
     }
     pw_thread_loop_unlock(p->loop);
     return result;
@@ -243,9 +269,12 @@ long mr_pw_playback_delay(mr_pw_playback *p) {
     uint32_t index;
     int32_t filled = spa_ringbuffer_get_read_index(&p->ring, &index);
     long frames = filled > 0 ? filled / (int32_t)p->stride : 0;
-    struct pw_time time;
-    if (pw_stream_get_time_n(p->stream, &time, sizeof time) == 0 && time.rate.denom > 0 && time.delay > 0) {
-        frames += (long)(time.delay * (int64_t)time.rate.num * p->rate / time.rate.denom);
+    struct pw_time time = { 0 };
+    if (pw_stream_get_time_n(p->stream, &time, sizeof time) == 0) {
+        /* The graph's delay to the device (in its rate), then what is queued to it and not taken
+         * yet (our buffers' `size`, in frames) and what waits in its resampler (in our frames). */
+        if (time.rate.denom > 0 && time.delay > 0) frames += (long)(time.delay * (int64_t)time.rate.num * p->rate / time.rate.denom);
+        frames += (long)time.queued + (long)time.buffered;
     }
     pw_thread_loop_unlock(p->loop);
     return frames;
@@ -262,8 +291,7 @@ void mr_pw_playback_close(mr_pw_playback *p, int drain) {
     if (drain) {
         pw_thread_loop_lock(p->loop);
         p->draining = 1;
-        struct timespec deadline;
-        pw_thread_loop_get_time(p->loop, &deadline, SPA_NSEC_PER_SEC);
+        struct timespec deadline = deadline_in(SPA_NSEC_PER_SEC);
         uint32_t index;
         while (p->failed == 0 && p->started && spa_ringbuffer_get_read_index(&p->ring, &index) > 0) {
             if (!wait_until(p, &deadline)) break;

@@ -114,6 +114,10 @@ public final class PrivatePipeWire: PrivateSoundServer {
 
     public func finish(_ recorder: ConsoleProcess) async { await recorders.finish(recorder) }
 
+    /// Stops wireplumber (by its PID), as when it crashes or restarts mid-session: the server and
+    /// its sink stay, but from then on nothing links a new stream to the sink.
+    public func stopSessionManager() async { await sessionManager?.stop() }
+
     public func stop() async {
         await recorders.stopAll()
         await sessionManager?.stop()

@@ -75,7 +75,7 @@ public final class ALSAPlayback: SoundSink {
     }
 
     /// A device with a clock takes at most its buffer ahead of what it played. One that took
-    /// more than twice that in its first two seconds has none (its writes return at once): from
+    /// more than twice that and 50 ms in its first two seconds has none (its writes return at once): from
     /// then on the system clock paces writes, as a card's would, instead of the writer spinning
     /// through its source. Checked only at first, where a card's drift from the system clock is
     /// far below the margin.

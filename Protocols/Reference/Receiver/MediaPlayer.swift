@@ -202,12 +202,7 @@ final class MediaPlayer: @unchecked Sendable {
 
     private func startSegment(at start: Double) {
         guard let media else { return }
-        let sink: (any SoundSink)?
-        do {
-            sink = output == .null ? nil : try output.openSink(alsaDevice: alsaDevice, sampleRate: 48_000, channels: 2, latency: Self.deviceLatency)
-        } catch {
-            return fail("cannot play \(media.url): \(error)")
-        }
+        let playsSound = output != .null
         // The picture, to a window still showing.
         let picture = window?.isShowing == true ? media.picture : nil
         var standardOutput: [Int32] = [-1, -1], errors: [Int32] = [-1, -1], pictures: [Int32] = [-1, -1]
@@ -215,17 +210,16 @@ final class MediaPlayer: @unchecked Sendable {
         guard devNull >= 0, clh_pipe_cloexec(&standardOutput) == 0, clh_pipe_cloexec(&errors) == 0, picture == nil || clh_pipe_cloexec(&pictures) == 0 else {
             fail("cannot create pipes for ffmpeg: \(String(cString: strerror(errno)))")
             ([devNull] + standardOutput + errors + pictures).filter { $0 >= 0 }.forEach { _ = close($0) }
-            sink?.close(draining: false)
             return
         }
         defer { ([devNull, standardOutput[1], errors[1], pictures[1]]).filter { $0 >= 0 }.forEach { _ = close($0) } }
         var arguments = ["-hide_banner", "-nostdin", "-loglevel", "error", "-stats_period", "0.5"]
         // To a sound output the device paces ffmpeg (through the pipe) and atempo makes the speed;
         // to the null sink, ffmpeg paces itself.
-        arguments += sink == nil ? ["-progress", "pipe:1", "-readrate", String(speed)] : ["-progress", "pipe:2"]
+        arguments += !playsSound ? ["-progress", "pipe:1", "-readrate", String(speed)] : ["-progress", "pipe:2"]
         if start > 0 { arguments += ["-ss", String(format: "%.3f", start)] }
         arguments += Self.protocols + ["-rw_timeout", "5000000", "-i", media.url]
-        if sink == nil {
+        if !playsSound {
             arguments += ["-f", "null", "-"]
         } else {
             if speed != 1 { arguments += ["-af", "atempo=\(min(max(speed, 0.5), 100))"] }
@@ -246,7 +240,6 @@ final class MediaPlayer: @unchecked Sendable {
                                      standardInput: devNull, standardOutput: standardOutput[1], standardError: errors[1])
         } catch {
             ([standardOutput[0], errors[0], pictures[0]]).filter { $0 >= 0 }.forEach { _ = close($0) }
-            sink?.close(draining: false)
             fail("cannot start ffmpeg: \(error)")
             return
         }
@@ -255,8 +248,13 @@ final class MediaPlayer: @unchecked Sendable {
         self.segment = segment
         phase = .playing
         anchor = (start, .now)
-        if let sink {
-            segment.pcm = PCMPipePlayer(fd: standardOutput[0], sink: sink, gain: gain)
+        if playsSound {
+            // The sound device opens on the player's thread (it can take seconds); if it cannot,
+            // ffmpeg is stopped and the playback fails with the reason (`segmentEnded`).
+            let (output, alsaDevice, latency, loop) = (output, alsaDevice, Self.deviceLatency, loop)
+            segment.pcm = PCMPipePlayer(fd: standardOutput[0], gain: gain, openSink: { () throws(SoundOutputError) in
+                try output.openSink(alsaDevice: alsaDevice, sampleRate: 48_000, channels: 2, latency: latency)
+            }, onFailure: { loop.execute { [weak self] in if self?.segment === segment { segment.child.signal(SIGKILL) } } })
         }
         if let picture, let window {
             let pcm = segment.pcm
@@ -268,7 +266,7 @@ final class MediaPlayer: @unchecked Sendable {
                 say("\(media.url): its picture cannot reach its window: \(error)")
             }
         }
-        if sink != nil {
+        if playsSound {
             // Progress and errors share standard error: progress lines are key=value without spaces.
             watch(errors[0], segment) { [weak self] line in
                 if !line.contains(" "), line.contains("=") { self?.progressLine(line, segment) } else { segment.errors = line }
@@ -325,7 +323,9 @@ final class MediaPlayer: @unchecked Sendable {
         segment = nil
         ended.frames?.cancel()
         closeWindow()
-        if termination == .exited(0) {
+        if let sound = ended.pcm?.failure {
+            fail("cannot play \(media?.url ?? "?"): \(sound)")
+        } else if termination == .exited(0) {
             phase = .ended
             anchor = (media?.duration ?? position, .now)
             onChange()

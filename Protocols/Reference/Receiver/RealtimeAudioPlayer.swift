@@ -4,28 +4,31 @@ import MediaRouteIPC
 import SoundOutput
 import Synchronization
 
-/// Plays one real-time audio stream: a thread of its own takes 10 ms at a time out of the stream's
-/// playout buffer, at the pace the sound output takes them (the card's clock, or the null output's),
-/// applies the receiver's volume, and writes them out.
-final class RealtimeAudioPlayer: @unchecked Sendable {  // the sink (not Sendable: a device handle) is touched only by the player thread, after init; the rest is atomics, a lock and the Sendable buffer
+/// Plays one real-time audio stream: a thread of its own opens the sound output, then takes 10 ms
+/// at a time out of the stream's playout buffer, at the pace the sound output takes them (the
+/// card's clock, or the null output's), applies the receiver's volume, and writes them out. The
+/// device is opened and closed on that thread only: both can block for seconds (a PipeWire server
+/// whose session manager is gone, a stalled device draining), which the event loop must not.
+final class RealtimeAudioPlayer: Sendable {
     let name: String
     let buffer: AudioPlayoutBuffer
-    private let sink: any SoundSink
     private let reportOnsets: Bool
     private let running = Atomic<Bool>(true)
     /// The volume as a Float's bits (0 when muted).
     private let gain: Atomic<UInt32>
-    private let ended = DispatchSemaphore(value: 0)
+    private let end = PlayerThreadEnd()
     private let failure = Mutex<String?>(nil)
     private let deviceUnderrunCount = Atomic<Int>(0)
 
-    init(name: String, buffer: AudioPlayoutBuffer, sink: any SoundSink, gain: Float, reportOnsets: Bool) {
+    /// Starts the thread, which opens its sink with `openSink`; a sink that cannot open is said on
+    /// the console and returned by `stop()`, as any failure of the output.
+    init(name: String, buffer: AudioPlayoutBuffer, openSink: @escaping @Sendable () throws(SoundOutputError) -> any SoundSink,
+         gain: Float, reportOnsets: Bool) {
         self.name = name
         self.buffer = buffer
-        self.sink = sink
         self.reportOnsets = reportOnsets
         self.gain = Atomic(gain.bitPattern)
-        Thread.detachNewThread { [self] in play() }
+        Thread.detachNewThread { [self] in run(openSink) }
     }
 
     func setGain(_ value: Float) { gain.store(value.bitPattern, ordering: .relaxed) }
@@ -33,36 +36,55 @@ final class RealtimeAudioPlayer: @unchecked Sendable {  // the sink (not Sendabl
     /// Times the sound device ran dry (the thread feeding it was late), and was restarted.
     var deviceUnderruns: Int { deviceUnderrunCount.load(ordering: .relaxed) }
 
-    /// Stops playing (what the device holds still plays) and waits for the thread to end.
+    /// Stops playing without waiting: the thread plays what the device holds, closes it and ends
+    /// by itself (`ended()`). Returns how the output failed, if it has by now (a later failure is
+    /// said by the thread).
     func stop() -> String? {
         running.store(false, ordering: .relaxed)
-        ended.wait()
         return failure.withLock { $0 }
     }
 
-    private func play() {
-        defer {
-            sink.close(draining: true)
-            ended.signal()
+    /// Returns once the thread has closed the device and ended.
+    func ended() async { await end.wait() }
+
+    var hasEnded: Bool { end.hasEnded }
+
+    private func run(_ openSink: () throws(SoundOutputError) -> any SoundSink) {
+        defer { end.markEnded() }
+        let sink: any SoundSink
+        do {
+            sink = try openSink()
+        } catch {
+            return failed(error)
         }
+        // Stopped while the device opened: nothing to play.
+        guard running.load(ordering: .relaxed) else { return sink.close(draining: false) }
+        play(sink)
+        sink.close(draining: true)
+    }
+
+    private func failed(_ error: SoundOutputError) {
+        say("stream \(name): \(error)")
+        failure.withLock { $0 = "\(error)" }
+    }
+
+    private func play(_ sink: any SoundSink) {
         var period = [Float](repeating: 0, count: buffer.readFrames * buffer.channels)
         var silentPeriods = 0
         var periods = 0
         do {
-            try startDevice(silence: period)
+            try startDevice(sink, silence: period)
         } catch {
-            say("stream \(name): \(error)")
-            failure.withLock { $0 = "\(error)" }
-            return
+            return failed(error)
         }
         while running.load(ordering: .relaxed) {
             _ = period.withUnsafeMutableBufferPointer { buffer.read(into: $0) }
             let left = SampleRing.monotonicNow()
             let volume = Float(bitPattern: gain.load(ordering: .relaxed))
             if volume != 1 { for index in period.indices { period[index] *= volume } }
-            if reportOnsets { detectOnset(period, silentPeriods: &silentPeriods, at: left) }
+            if reportOnsets { detectOnset(period, silentPeriods: &silentPeriods, at: left, sink) }
             do {
-                try period.withUnsafeBufferPointer { try sink.write($0) }
+                try period.withUnsafeBufferPointer { samples throws(SoundOutputError) in try sink.write(samples) }
                 deviceUnderrunCount.store(sink.deviceUnderruns, ordering: .relaxed)
                 let took = SampleRing.monotonicNow() - left
                 if took > 50_000_000 {
@@ -70,9 +92,7 @@ final class RealtimeAudioPlayer: @unchecked Sendable {  // the sink (not Sendabl
                 }
                 periods += 1
             } catch {
-                say("stream \(name): \(error)")
-                failure.withLock { $0 = "\(error)" }
-                return
+                return failed(error)
             }
         }
     }
@@ -81,7 +101,7 @@ final class RealtimeAudioPlayer: @unchecked Sendable {  // the sink (not Sendabl
     /// each), for at most a second: a sound server takes time to start a stream (PulseAudio's ALSA
     /// device blocks 0.1-0.35 s once its buffer is full), and the stream's audio must not wait in
     /// the playout buffer meanwhile. What arrives during it is a backlog the buffer skips.
-    private func startDevice(silence: [Float]) throws(SoundOutputError) {
+    private func startDevice(_ sink: any SoundSink, silence: [Float]) throws(SoundOutputError) {
         let deadline = SampleRing.monotonicNow() + 1_000_000_000
         var steady = 0
         while steady < 2, running.load(ordering: .relaxed), SampleRing.monotonicNow() < deadline {
@@ -93,7 +113,7 @@ final class RealtimeAudioPlayer: @unchecked Sendable {  // the sink (not Sendabl
     }
 
     /// Prints when sound leaves the playout buffer after 100 ms of silence, with the monotonic time.
-    private func detectOnset(_ period: [Float], silentPeriods: inout Int, at time: UInt64) {
+    private func detectOnset(_ period: [Float], silentPeriods: inout Int, at time: UInt64, _ sink: any SoundSink) {
         var energy: Float = 0
         for sample in period { energy += sample * sample }
         let rms = (energy / Float(max(period.count, 1))).squareRoot()
@@ -101,7 +121,8 @@ final class RealtimeAudioPlayer: @unchecked Sendable {  // the sink (not Sendabl
             silentPeriods += 1
         } else if rms > 0.05 && silentPeriods >= 10 {
             silentPeriods = 0
-            say("played onset in stream \(name) at \(time), device delay \(sink.delay.components.attoseconds / 1_000_000_000 + sink.delay.components.seconds * 1_000_000_000) ns")
+            let delay = sink.delay
+            say("played onset in stream \(name) at \(time), device delay \(delay.components.attoseconds / 1_000_000_000 + delay.components.seconds * 1_000_000_000) ns")
         }
     }
 }

@@ -91,6 +91,8 @@ actor Receiver {
     private var cadence: EventLoop.TimerHandle?
     /// Open streams by controller and the controller's name for each.
     private var streams: [StreamKey: ReceiverStream] = [:]
+    /// Sound players of streams that ended whose threads are still closing their devices.
+    private var closingPlayers: [RealtimeAudioPlayer] = []
     private var listener: TCPListener?
     private var avahi: AvahiConnection?
     private var publication: ServicePublication?
@@ -137,6 +139,8 @@ actor Receiver {
         player.stop()
         for key in streams.keys { stopStream(key) }
         for link in links.values { await link.connection?.close() }
+        // What the devices hold plays out, and they close, before the process ends.
+        for player in closingPlayers { await player.ended() }
         say("stopped")
     }
 
@@ -478,6 +482,8 @@ actor Receiver {
     private func stopStream(_ key: StreamKey) -> ReferenceRequest.StreamStop.Summary {
         guard let stream = streams.removeValue(forKey: key) else { return .init(packets: 0, lost: 0, frames: 0) }
         let summary = stream.stop()
+        closingPlayers.removeAll { $0.hasEnded }
+        if let player = stream.player { closingPlayers.append(player) }
         let playout: String = stream.player.map { ", " + Self.describe($0.buffer.statistics, deviceUnderruns: $0.deviceUnderruns) } ?? ""
         say("stream \(key.name) ended: \(stream.packets) packets, \(stream.lost) lost, \(stream.frames) frames"
             + (stream.strangers > 0 ? ", \(stream.strangers) datagrams from other hosts dropped" : "")

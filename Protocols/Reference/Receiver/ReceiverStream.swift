@@ -72,8 +72,11 @@ final class ReceiverStream: @unchecked Sendable {
                 pcm = [Float](repeating: 0, count: rate * channels * 120 / 1000)  // room for the longest Opus frame
                 if let recording { wav = try WAVWriter(path: recording, sampleRate: rate, channels: channels) }
                 let buffer = try AudioPlayoutBuffer(sampleRate: rate, channels: channels, readFrames: rate / 100)
-                let sink = try audioOutput.openSink(alsaDevice: alsaDevice, sampleRate: rate, channels: channels, latency: Self.deviceLatency)
-                player = RealtimeAudioPlayer(name: name, buffer: buffer, sink: sink, gain: gain, reportOnsets: reportOnsets)
+                // Opened on the player's thread: opening can take seconds (see RealtimeAudioPlayer).
+                let latency = Self.deviceLatency
+                player = RealtimeAudioPlayer(name: name, buffer: buffer, openSink: { () throws(SoundOutputError) in
+                    try audioOutput.openSink(alsaDevice: alsaDevice, sampleRate: rate, channels: channels, latency: latency)
+                }, gain: gain, reportOnsets: reportOnsets)
             case .video:
                 if let recording { video = try RecordingFile(path: recording) }
             }
@@ -81,7 +84,12 @@ final class ReceiverStream: @unchecked Sendable {
             close(fd)
             throw error
         }
-        receiver = try DatagramReceiver(fd: fd, loop: loop, onlyFrom: sender) { [unowned self] datagram in self.received(datagram) }
+        do {
+            receiver = try DatagramReceiver(fd: fd, loop: loop, onlyFrom: sender) { [unowned self] datagram in self.received(datagram) }
+        } catch {
+            _ = player?.stop()  // its thread would otherwise play the stream's silence forever
+            throw error
+        }
         if case .audio = kind { scheduleJitterPoll() }
         if case .video(_, _, let frameRate) = kind, let window {
             do {
@@ -178,7 +186,8 @@ final class ReceiverStream: @unchecked Sendable {
         }
     }
 
-    /// Closes the port and the recording; returns what `stream.stop` reports.
+    /// Closes the port and the recording, and stops the sound output's thread (which closes the
+    /// device by itself, without the loop waiting); returns what `stream.stop` reports.
     func stop() -> ReferenceRequest.StreamStop.Summary {
         if let jitterTimer { loop.cancelTimer(jitterTimer) }
         jitterTimer = nil

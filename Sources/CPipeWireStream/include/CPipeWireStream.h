@@ -16,7 +16,8 @@ typedef struct {
     void *context;
     /* On the PipeWire thread: a frame's pixels, valid only during the call. */
     void (*frame)(void *context, const uint8_t *pixels, uint32_t width, uint32_t height, int32_t stride, int order);
-    /* On the PipeWire thread: the stream ended or failed (reason NULL for a plain disconnect). */
+    /* On the PipeWire thread, once: the stream ended or failed, with a sentence saying which (never NULL;
+     * a plain disconnect says so too). Never called from mr_pw_screen_stream_close. */
     void (*ended)(void *context, const char *reason);
     /* On the PipeWire thread: a frame was dropped because its layout does not fit its buffer
      * (mr_pw_frame_rejection's reason, with the figures). */
