@@ -1,7 +1,6 @@
 import Foundation
 import NIOCore
 import NIOPosix
-import MediaRouteIPC
 import Synchronization
 
 /// SSDP on every IPv4 interface that can multicast: searches sent from a socket per interface
@@ -24,9 +23,8 @@ public final class SSDPDiscovery: Sendable {
         var listenerFailed = false
         /// Interfaces the listener joined the group on, by "name address".
         var joined: Set<String> = []
-        /// One search socket per interface, by "name address": the channel reading its answers,
-        /// and the socket searches are sent on.
-        var searchers: [String: (channel: any Channel, socket: SSDPSearchSocket)] = [:]
+        /// One search socket per interface, by "name address".
+        var searchers: [String: any Channel] = [:]
         var closed = false
     }
 
@@ -60,16 +58,18 @@ public final class SSDPDiscovery: Sendable {
     @discardableResult
     public func search(for targets: [String], mx: Int = 1, sent: Set<String> = []) async -> [String] {
         let known = state.withLock { $0.closed ? [:] : $0.searchers }
-        for (key, searcher) in known where searcher.channel.isActive && !sent.contains(key) { send(targets, mx: mx, on: searcher) }
+        for (key, channel) in known where channel.isActive && !sent.contains(key) { send(targets, mx: mx, on: channel) }
+        // Each loop runs what was given to it in order: once these run, the searches are written.
+        for channel in known.values where channel.isActive { _ = try? await channel.eventLoop.submit {}.get() }
         let devices = Self.interfaces()
         await listen(on: devices)
         var used: [String] = []
         for device in devices {
             let key = Self.key(device)
-            if let searcher = known[key], searcher.channel.isActive {
+            if let channel = known[key], channel.isActive {
                 used.append(key)
-            } else if let searcher = await searcher(for: device) {
-                send(targets, mx: mx, on: searcher)
+            } else if let channel = await searcher(for: device) {
+                send(targets, mx: mx, on: channel)
                 used.append(key)
             }
         }
@@ -78,12 +78,12 @@ public final class SSDPDiscovery: Sendable {
 
     /// Sends `M-SEARCH` at once, from the caller's thread, on the interfaces searched before, and
     /// returns them, for `search(for:mx:sent:)` to look for new ones: a picker's first search
-    /// goes out without waiting for a task to start, or for an event loop to wake.
+    /// goes out without waiting for a task to start.
     public func searchKnown(for targets: [String], mx: Int = 1) -> Set<String> {
         let known = state.withLock { $0.closed ? [:] : $0.searchers }
         var sent: Set<String> = []
-        for (key, searcher) in known where searcher.channel.isActive {
-            send(targets, mx: mx, on: searcher)
+        for (key, channel) in known where channel.isActive {
+            send(targets, mx: mx, on: channel)
             sent.insert(key)
         }
         return sent
@@ -95,14 +95,20 @@ public final class SSDPDiscovery: Sendable {
     static let repeatAfter = TimeAmount.milliseconds(50)
 
     /// The first target (the lowest version of a type) goes at once, the others with the repeat:
-    /// a device answers a search for an earlier version of its type (UDA 1.1: its answer
-    /// names the version searched for), so one datagram finds them all, and each renderer answers
-    /// one search at first, not one per version. The repeat asks for every target, for devices
-    /// that answer their own version only.
-    private func send(_ targets: [String], mx: Int, on searcher: (channel: any Channel, socket: SSDPSearchSocket)) {
+    /// a device answers a search for an earlier version of its type (UDA 1.1: its answer names
+    /// the version searched for), so one datagram finds them all, and each renderer answers one
+    /// search at first, not one per version. The repeat asks for every target, for devices that
+    /// answer their own version only.
+    private func send(_ targets: [String], mx: Int, on channel: any Channel) {
+        guard let destination = try? SocketAddress(ipAddress: UPnP.multicastGroup, port: UPnP.ssdpPort) else { return }
         let datagrams = targets.map { SSDPMessage.search(for: $0, mx: mx) }
-        searcher.socket.send(Array(datagrams.prefix(1)))
-        searcher.channel.eventLoop.scheduleTask(in: Self.repeatAfter) { if searcher.channel.isActive { searcher.socket.send(datagrams) } }
+        let write: @Sendable (ArraySlice<[UInt8]>) -> Void = { datagrams in
+            for datagram in datagrams {
+                channel.writeAndFlush(AddressedEnvelope(remoteAddress: destination, data: channel.allocator.buffer(bytes: datagram)), promise: nil)
+            }
+        }
+        write(datagrams.prefix(1))
+        channel.eventLoop.scheduleTask(in: Self.repeatAfter) { if channel.isActive { write(datagrams[...]) } }
     }
 
     /// Stops listening and searching; the streams finish.
@@ -110,7 +116,7 @@ public final class SSDPDiscovery: Sendable {
         let channels: [any Channel] = state.withLock { state in
             state.closed = true
             defer { state.listener = nil; state.searchers = [:] }
-            return state.searchers.values.map(\.channel) + (state.listener.map { [$0] } ?? [])
+            return Array(state.searchers.values) + (state.listener.map { [$0] } ?? [])
         }
         for channel in channels { try? await channel.close() }
         announced.finish()
@@ -170,21 +176,22 @@ public final class SSDPDiscovery: Sendable {
     }
 
     /// The search socket of an interface, bound to its address with multicast leaving through it.
-    private func searcher(for device: NIONetworkDevice) async -> (channel: any Channel, socket: SSDPSearchSocket)? {
+    private func searcher(for device: NIONetworkDevice) async -> (any Channel)? {
         let key = Self.key(device)
-        if let searcher = state.withLock({ $0.searchers[key] }), searcher.channel.isActive { return searcher }
-        guard case .v4(let address)? = device.address, let ip = device.address?.ipAddress,
-              case .v4(let group)? = try? SocketAddress(ipAddress: UPnP.multicastGroup, port: UPnP.ssdpPort) else { return nil }
+        if let channel = state.withLock({ $0.searchers[key] }), channel.isActive { return channel }
+        guard case .v4(let address)? = device.address, let ip = device.address?.ipAddress else { return nil }
         do {
-            let socket = try SSDPSearchSocket(address: address.address.sin_addr, ip: ip, group: group.address)
-            let channel = try await bootstrap().withBoundSocket(socket.readingDescriptor).get()
+            let channel = try await bootstrap().bind(host: ip, port: 0).get()
+            if let options = channel as? any SocketOptionProvider {
+                try await options.setIPMulticastIF(address.address.sin_addr).get()
+            }
             let kept = state.withLock { state -> Bool in
                 guard !state.closed else { return false }
-                state.searchers[key] = (channel, socket)
+                state.searchers[key] = channel
                 return true
             }
             guard kept else { try? await channel.close(); return nil }
-            return (channel, socket)
+            return channel
         } catch {
             reported.yield("cannot search for renderers on \(key): \(error)")
             return nil
