@@ -1,17 +1,18 @@
 import DBus
 import Foundation
 import MediaRouteIPC
+import Synchronization
 
 /// A desktop session's daemons for one test: a private session bus and a directory of their own
 /// (runtime directory, home, logs), nothing of the machine's session. Daemons are started in order
 /// by `launch` and stopped by PID in reverse order, then the bus; `stop` removes the directory.
-final class PrivateSession: @unchecked Sendable {  // its processes change only while starting and in stop, called by one task at a time
+final class PrivateSession: Sendable {
     let directory: URL
     let bus: PrivateBus
     /// A connection to the bus, to wait for daemons' names.
     let watcher: DBusConnection
-    private(set) var processes: [ConsoleProcess] = []
-    private var stopped = false
+    /// The daemons started, in order; nil once stopped.
+    private let started = Mutex<[ConsoleProcess]?>([])
 
     /// Makes `directory` (others may enter it: a daemon run as another user has its runtime directory
     /// inside), starts the bus.
@@ -52,7 +53,7 @@ final class PrivateSession: @unchecked Sendable {  // its processes change only 
             throw PrivateDaemonError("\(executable) is not installed (see .ci/apt-packages)")
         }
         let process = try ConsoleProcess(executable, arguments, environment: environment, logPath: directory.appendingPathComponent("\(log).log").path)
-        processes.append(process)
+        started.withLock { $0?.append(process) }
         return process
     }
 
@@ -61,13 +62,13 @@ final class PrivateSession: @unchecked Sendable {  // its processes change only 
         try await pollUntil("\(name) on the bus", within: limit) { try await watcher.nameHasOwner(name) }
     }
 
+    var processes: [ConsoleProcess] { started.withLock { $0 ?? [] } }
     var pids: [Int32] { processes.map(\.process.pid) }
     var logs: String { processes.map { "== \($0.executable)\n\($0.output.suffix(3000))" }.joined(separator: "\n") }
 
     /// Stops the daemons by PID, last started first, then the bus; removes the directory. Safe to call twice.
     func stop() async {
-        guard !stopped else { return }
-        stopped = true
+        guard let processes = started.withLock({ started in defer { started = nil }; return started }) else { return }
         await watcher.close()
         for process in processes.reversed() { await process.stop(grace: .seconds(10)) }
         await bus.stopFromTask()

@@ -291,7 +291,8 @@ final class MediaPlayer: @unchecked Sendable {
     /// Before the first sound is written, it is expected a device's buffer from now.
     static func wait(forFrame number: Int, at frameRate: Int, sound: PCMPipePlayer?) -> Duration {
         guard let sound else { return .zero }
-        let heard: Duration = sound.heard ?? .zero - deviceLatency
+        // Nothing written yet: the first sound has the device's whole latency still to go.
+        let heard: Duration = sound.heard ?? (.zero - deviceLatency)
         let shown: Duration = .microseconds(number * 1_000_000 / frameRate)
         return min(.seconds(1), max(.zero, shown - heard))
     }
