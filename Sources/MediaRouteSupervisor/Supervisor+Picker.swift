@@ -11,8 +11,6 @@ extension Supervisor {
         if first {
             for record in fleet.drivers where isEligible(record) {
                 record.cancelIdleTimer(loop)
-                // The start's own task, begun here: a task that only awaited it cost a turn of
-                // the loop before the driver was asked, and the person is waiting for the list.
                 beginDiscovery(record)
             }
         }
@@ -67,9 +65,16 @@ extension Supervisor {
     func beginDiscovery(_ record: DriverRecord) -> Task<Void, Never>? {
         if let starting = record.discoveryStart { return starting }
         guard isEligible(record), !pickers.isEmpty || awaitsReturn(record), !record.isDiscovering else { return nil }
-        let start = Task {
+        // Begun at once: the request goes out before this returns (a task enqueued on the loop
+        // first cost a turn of it while the person waits for the list). A start that ended
+        // before returning here (the driver could not run) is not kept.
+        let ended = StartEnded()
+        let start = Task.immediate {
             // Cleared by the start itself, whoever waits for it (or nobody does).
-            defer { record.discoveryStart = nil }
+            defer {
+                record.discoveryStart = nil
+                ended.value = true
+            }
             do {
                 try await call(record, ToDriver.StartDiscovery())
                 if pickers.isEmpty && !awaitsReturn(record) {
@@ -83,8 +88,13 @@ extension Supervisor {
                 logger.error("driver \(record.id) could not start discovery: \(error)")
             }
         }
-        record.discoveryStart = start
+        if !ended.value { record.discoveryStart = start }
         return start
+    }
+
+    /// Whether a task begun with `Task.immediate` ended before it returned.
+    private final class StartEnded {
+        var value = false
     }
 
     /// Whether `device` (a picker name or device id) is in the picker, discovering for up to

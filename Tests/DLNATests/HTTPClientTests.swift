@@ -4,7 +4,7 @@ import MediaRouteIPC
 import NIOHTTP1
 import Testing
 import TestSupport
-import UPnP
+@testable import UPnP
 
 @Suite("HTTPClient against python3's http.server, our server and broken peers", .timeLimit(.minutes(1)))
 struct HTTPClientTests {
@@ -120,6 +120,41 @@ struct HTTPClientTests {
             let whole = try await client.send(.GET, url, maximumBodyLength: 4 << 20)
             #expect(whole.body.count == 3 << 20)
         }
+    }
+
+    @Test func aSpareConnectsOnceTheRequestBesideItIsWrittenAndCarriesTheNext() async throws {
+        let seen = EventLog<String>()
+        try await withHTTPServer({ request in
+            seen.append(request.path)
+            return HTTPServer.Response(status: .ok, body: .bytes(Array(request.path.utf8)))
+        }) { server in
+            let loop = client.nextLoop()
+            let base = "http://127.0.0.1:\(server.port)"
+            let root = try #require(URL(string: base + "/"))
+            let spare = try #require(client.spareConnection(to: root, on: loop))
+            let first = try await client.response(.GET, try #require(URL(string: base + "/description.xml")), on: loop, thenOpening: spare).get()
+            #expect(first.body == Array("/description.xml".utf8))
+            // Up once the first request went out, and it carries the second, which closes it.
+            let channel = try await spare.channel.get()
+            let second = try await client.response(.POST, try #require(URL(string: base + "/control")), on: loop, over: spare).get()
+            #expect(second.body == Array("/control".utf8))
+            try await channel.closeFuture.get()
+            #expect(seen.all == ["/description.xml", "/control"])
+            spare.close()
+        }
+    }
+
+    @Test func aSpareClosedUnopenedNeverConnects() async throws {
+        let (fd, port) = try listeningSocket()
+        defer { close(fd) }
+        let root = try #require(URL(string: "http://127.0.0.1:\(port)/"))
+        let spare = try #require(client.spareConnection(to: root, on: client.nextLoop()))
+        spare.close()
+        await #expect(throws: (any Error).self) { try await spare.channel.get() }
+        // Nothing reached the listener: its queue of connections is empty.
+        #expect(fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) == 0)
+        #expect(accept(fd, nil, nil) == -1 && errno == EAGAIN)
+        spare.close()
     }
 
     @Test(arguments: ["https://127.0.0.1/x", "ftp://127.0.0.1/x", "file:///tmp/x", "http:///only/a/path", "/relative"])

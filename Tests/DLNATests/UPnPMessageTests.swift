@@ -81,6 +81,37 @@ struct UPnPMessageTests {
         #expect(description.icons.first?.url.absoluteString == "http://10.0.0.7:49494/icon.png")
     }
 
+    @Test func theConnectionManagerIsFoundByAScanAsTheParseFindsIt() throws {
+        let location = URL(string: "http://10.0.0.7:49494/dev/description.xml")!
+        func guess(_ text: String) -> DeviceDescription.Service? {
+            DeviceDescriptionDocument.connectionManagerGuess(in: Array(text.utf8), location: location)
+        }
+        func parsed(_ text: String) throws -> DeviceDescription.Service {
+            try DeviceDescriptionDocument(xml: Array(text.utf8), location: location).service(UPnP.connectionManager)
+        }
+        let scanned = try #require(guess(Self.description))
+        #expect(scanned.controlURL.absoluteString == "http://10.0.0.7:49494/upnp/control/cm")
+        #expect(scanned.type == "urn:schemas-upnp-org:service:ConnectionManager:1")
+        #expect(try parsed(Self.description).controlURL == scanned.controlURL)
+        // A relative URL is relative to <URLBase>, which gmediarender writes after the services.
+        let based = Self.description.replacingOccurrences(of: "/upnp/control/cm", with: " upnp/control/cm ")
+            .replacingOccurrences(of: "</device></root>", with: "</device><URLBase>http://10.0.0.8:5000/base/</URLBase></root>")
+        #expect(guess(based)?.controlURL.absoluteString == "http://10.0.0.8:5000/base/upnp/control/cm")
+        #expect(try parsed(based).controlURL == guess(based)?.controlURL)
+        // Where a scan cannot tell, no guess: no ConnectionManager, no controlURL in its service,
+        // a URL that is not http.
+        #expect(guess(Self.description.replacingOccurrences(of: "ConnectionManager:1", with: "Other:1")) == nil)
+        #expect(guess(Self.description.replacingOccurrences(of: "<controlURL>/upnp/control/cm</controlURL>", with: "")) == nil)
+        #expect(guess(Self.description.replacingOccurrences(of: "/upnp/control/cm", with: "ftp://10.0.0.7/cm")) == nil)
+        // An embedded device's ConnectionManager ahead of the renderer's fools the scan: the
+        // parse, which the driver checks the guess against, finds the renderer's.
+        let shell = "<serviceList><service><serviceType>urn:schemas-upnp-org:service:ConnectionManager:1</serviceType>"
+            + "<controlURL>/shell/cm</controlURL></service></serviceList><deviceList>"
+        let fooled = Self.description.replacingOccurrences(of: "<deviceList>", with: shell)
+        #expect(guess(fooled)?.controlURL.absoluteString == "http://10.0.0.7:49494/shell/cm")
+        #expect(try parsed(fooled).controlURL.absoluteString == "http://10.0.0.7:49494/upnp/control/cm")
+    }
+
     @Test func aBrokenDescriptionIsAnErrorNamingWhatIsMissing() {
         let location = URL(string: "http://10.0.0.7/d.xml")!
         func failure(_ text: String) -> String? {
@@ -174,6 +205,18 @@ struct UPnPMessageTests {
         #expect(sink.accepting("video/mp4") == nil, "video/mp4 is offered over RTSP only")
         #expect(!sink.rendersVideo, "video over RTSP only is not video this driver can send")
         #expect(ProtocolInfo.list("http-get:*:video/mp4:*").rendersVideo)
+        // The summary a renderer is listed on says what the whole list says.
+        for text in ["http-get:*:audio/mpeg:*,http-get:*:audio/L16;rate=48000;channels=2:*,rtsp-rtp-udp:*:video/mp4:*,junk",
+                     " http-get :*: Video/MP4 :*", "rtsp-rtp-udp:*:video/mp4:*,rtsp-rtp-udp:*:audio/mpeg:*", "http-getx:*:audio/mpeg:*",
+                     "http-get:*:image/jpeg:*", "http-get:*::*,http-get:*", "", ",,,", "http-get:*:AUDIO/x-wav:*,http-get:*:video/avi:*"] {
+            let list = ProtocolInfo.list(text).filter { $0.transport == "http-get" }
+            let summary = ProtocolInfo.summary(of: text)
+            #expect(summary.fetchesOverHTTP == !list.isEmpty, "\(text)")
+            #expect(summary.rendersAudio == list.contains { $0.contentFormat.lowercased().hasPrefix("audio/") }, "\(text)")
+            #expect(summary.rendersVideo == list.rendersVideo, "\(text)")
+        }
+        let mixed = ProtocolInfo.summary(of: "http-get:*:AUDIO/x-wav:*,http-get:*:video/avi:*")
+        #expect(mixed.fetchesOverHTTP && mixed.rendersAudio && mixed.rendersVideo)
         let didl = DIDLLite.item(title: "Tom & Jerry", url: "http://h/a?b=1&c=2", protocolInfo: ProtocolInfo(contentFormat: "audio/mpeg"), mimeType: "audio/mpeg", duration: 65)
         #expect(didl.contains("<dc:title>Tom &amp; Jerry</dc:title>"))
         #expect(didl.contains("<upnp:class>object.item.audioItem.musicTrack</upnp:class>"))

@@ -145,6 +145,7 @@ final class RendererCatalog: Sendable {
         } else if let previous = outcome.previous, previous.description.location != location {
             log("\(renderer.name) moved from \(previous.description.location.absoluteString) to \(location.absoluteString)")
         }
+        renderer.sinkFormats.load()
         let found = outcome.found.found
         Task { @MainActor in found(renderer) }
     }

@@ -29,19 +29,14 @@ public struct DeviceDescription: Sendable, Hashable {
     /// Where the description was fetched from.
     public var location: URL
 
-    /// Reads the MediaRenderer in a description: the root device or one embedded in it (TVs
-    /// often embed theirs in a device of their own type).
+    /// Reads the MediaRenderer in a description.
     public init(xml bytes: [UInt8], location: URL) throws(UPnPError) {
-        let what = "the device description at \(location.absoluteString)"
-        let root: XMLNode
-        do { root = try XMLNode.parse(bytes, what: what) } catch { throw UPnPError(.brokenDescription, error.description) }
-        guard root.name == "root", let top = root.child("device") else {
-            throw UPnPError(.brokenDescription, "\(what) has no <root><device> element")
-        }
-        let base = root.text("URLBase").flatMap(URL.init(string:)) ?? location
-        guard let device = Self.renderer(in: top) else {
-            throw UPnPError(.brokenDescription, "\(what) describes no MediaRenderer (device type \(top.text("deviceType") ?? "missing"))")
-        }
+        try self.init(DeviceDescriptionDocument(xml: bytes, location: location))
+    }
+
+    /// Reads the rest of a description whose renderer was found.
+    public init(_ document: DeviceDescriptionDocument) throws(UPnPError) {
+        let (device, what) = (document.device, document.what)
         func required(_ name: String) throws(UPnPError) -> String {
             guard let value = device.text(name) else { throw UPnPError(.brokenDescription, "\(what) has no <\(name)>") }
             return value
@@ -52,34 +47,13 @@ public struct DeviceDescription: Sendable, Hashable {
         friendlyName = try required("friendlyName")
         manufacturer = device.text("manufacturer")
         modelName = device.text("modelName")
-        self.location = location
+        location = document.location
         icons = (device.child("iconList")?.children("icon") ?? []).compactMap { icon in
-            guard let mime = icon.text("mimetype"), let path = icon.text("url"), let url = URL(string: path, relativeTo: base)?.absoluteURL else { return nil }
+            guard let mime = icon.text("mimetype"), let path = icon.text("url"), let url = URL(string: path, relativeTo: document.base)?.absoluteURL else { return nil }
             return Icon(mimeType: mime, width: Int(icon.text("width") ?? "") ?? 0, height: Int(icon.text("height") ?? "") ?? 0, url: url)
         }
-        let services = device.child("serviceList")?.children("service") ?? []
-        func service(_ type: String) throws(UPnPError) -> Service {
-            let family = type.split(separator: ":").dropLast().joined(separator: ":")
-            guard let node = services.first(where: { ($0.text("serviceType") ?? "").hasPrefix(family + ":") }) else {
-                throw UPnPError(.brokenDescription, "\(what) lists no \(family.split(separator: ":").last ?? "") service")
-            }
-            guard let control = node.text("controlURL"), let controlURL = URL(string: control, relativeTo: base)?.absoluteURL,
-                  controlURL.scheme == "http", controlURL.host != nil else {
-                throw UPnPError(.brokenDescription, "\(what) gives no usable controlURL for \(family.split(separator: ":").last ?? "")")
-            }
-            let eventURL = node.text("eventSubURL").flatMap { URL(string: $0, relativeTo: base)?.absoluteURL }
-            return Service(type: node.text("serviceType") ?? type, controlURL: controlURL, eventURL: eventURL)
-        }
-        avTransport = try service(UPnP.avTransport)
-        renderingControl = try service(UPnP.renderingControl)
-        connectionManager = try service(UPnP.connectionManager)
-    }
-
-    private static func renderer(in device: XMLNode) -> XMLNode? {
-        if device.text("deviceType")?.hasPrefix("urn:schemas-upnp-org:device:MediaRenderer:") == true { return device }
-        for embedded in device.child("deviceList")?.children("device") ?? [] {
-            if let found = renderer(in: embedded) { return found }
-        }
-        return nil
+        avTransport = try document.service(UPnP.avTransport)
+        renderingControl = try document.service(UPnP.renderingControl)
+        connectionManager = try document.service(UPnP.connectionManager)
     }
 }

@@ -15,26 +15,48 @@ public struct ProtocolInfo: Sendable, Hashable, CustomStringConvertible {
         self = entry
     }
 
-    /// One entry of `bytes` (its four fields found in one pass, each trimmed): a renderer's list
-    /// is a few hundred entries, read while the person waits for the picker.
+    /// One entry of `bytes`: a renderer's list is a few hundred entries.
     private init?(bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) {
-        var colons: [Int] = []
-        colons.reserveCapacity(3)
-        for index in range where bytes[index] == UInt8(ascii: ":") && colons.count < 3 { colons.append(index) }
-        guard colons.count == 3 else { return nil }
-        let transport = Self.trimmed(bytes, range.lowerBound..<colons[0])
-        let contentFormat = Self.trimmed(bytes, colons[1] + 1..<colons[2])
-        guard !transport.isEmpty, !contentFormat.isEmpty else { return nil }
-        self.init(transport: transport, network: Self.trimmed(bytes, colons[0] + 1..<colons[1]), contentFormat: contentFormat,
-                  additionalInfo: Self.trimmed(bytes, colons[2] + 1..<range.upperBound))
+        guard let fields = Self.fields(bytes, range) else { return nil }
+        func text(_ field: Range<Int>) -> String { String(decoding: UnsafeBufferPointer(rebasing: bytes[field]), as: UTF8.self) }
+        self.init(transport: text(fields.transport), network: text(fields.network), contentFormat: text(fields.contentFormat),
+                  additionalInfo: text(fields.additionalInfo))
     }
 
-    private static func trimmed(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> String {
+    private typealias Fields = (transport: Range<Int>, network: Range<Int>, contentFormat: Range<Int>, additionalInfo: Range<Int>)
+
+    /// The four fields of the entry in `range`, found in one pass and each trimmed; nil without
+    /// three colons, or with no protocol or content format.
+    private static func fields(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Fields? {
+        var colons = (first: -1, second: -1, third: -1)
+        for index in range where bytes[index] == UInt8(ascii: ":") {
+            if colons.first < 0 { colons.first = index } else if colons.second < 0 { colons.second = index } else { colons.third = index; break }
+        }
+        guard colons.third >= 0 else { return nil }
+        let fields = (transport: trimmed(bytes, range.lowerBound..<colons.first), network: trimmed(bytes, colons.first + 1..<colons.second),
+                      contentFormat: trimmed(bytes, colons.second + 1..<colons.third), additionalInfo: trimmed(bytes, colons.third + 1..<range.upperBound))
+        guard !fields.transport.isEmpty, !fields.contentFormat.isEmpty else { return nil }
+        return fields
+    }
+
+    private static func trimmed(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Range<Int> {
         func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0D || byte == 0x0A }
         var (start, end) = (range.lowerBound, range.upperBound)
         while start < end, isSpace(bytes[start]) { start += 1 }
         while end > start, isSpace(bytes[end - 1]) { end -= 1 }
-        return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
+        return start..<end
+    }
+
+    /// The entries of a comma-separated list, as field ranges, for `list` and `summary`.
+    private static func forEachEntry(of text: String, _ body: (UnsafeBufferPointer<UInt8>, Range<Int>) -> Void) {
+        var text = text
+        text.withUTF8 { bytes in
+            var start = 0
+            for index in 0...bytes.count where index == bytes.count || bytes[index] == UInt8(ascii: ",") {
+                body(bytes, start..<index)
+                start = index + 1
+            }
+        }
     }
 
     public init(transport: String = "http-get", network: String = "*", contentFormat: String, additionalInfo: String = "*") {
@@ -46,16 +68,40 @@ public struct ProtocolInfo: Sendable, Hashable, CustomStringConvertible {
 
     /// The comma-separated list a renderer gives.
     public static func list(_ text: String) -> [ProtocolInfo] {
-        var text = text
-        return text.withUTF8 { bytes in
-            var entries: [ProtocolInfo] = []
-            var start = 0
-            for index in 0...bytes.count where index == bytes.count || bytes[index] == UInt8(ascii: ",") {
-                if let entry = ProtocolInfo(bytes: bytes, start..<index) { entries.append(entry) }
-                start = index + 1
-            }
-            return entries
+        var entries: [ProtocolInfo] = []
+        forEachEntry(of: text) { bytes, range in
+            if let entry = ProtocolInfo(bytes: bytes, range) { entries.append(entry) }
         }
+        return entries
+    }
+
+    /// Whether a list has HTTP entries, and whether any takes sound or pictures (as the entries'
+    /// `baseType` would tell), found without making a value of each entry: a renderer is listed
+    /// on this, and its whole list (164 entries from gmediarender) read after.
+    public struct Summary: Sendable, Hashable {
+        public var fetchesOverHTTP = false
+        public var rendersAudio = false
+        public var rendersVideo = false
+    }
+
+    public static func summary(of text: String) -> Summary {
+        var summary = Summary()
+        forEachEntry(of: text) { bytes, range in
+            // ASCII, compared without case where MIME types are (the aliases `baseType` applies
+            // keep the top-level type).
+            func field(_ field: Range<Int>, startsWith prefix: String.UTF8View, ignoringCase: Bool) -> Bool {
+                guard field.count >= prefix.count else { return false }
+                return zip(bytes[field], prefix).allSatisfy { byte, wanted in
+                    (ignoringCase && byte >= 0x41 && byte <= 0x5A ? byte + 0x20 : byte) == wanted
+                }
+            }
+            guard let fields = Self.fields(bytes, range), fields.transport.count == 8,
+                  field(fields.transport, startsWith: "http-get".utf8, ignoringCase: false) else { return }
+            summary.fetchesOverHTTP = true
+            if field(fields.contentFormat, startsWith: "audio/".utf8, ignoringCase: true) { summary.rendersAudio = true }
+            if field(fields.contentFormat, startsWith: "video/".utf8, ignoringCase: true) { summary.rendersVideo = true }
+        }
+        return summary
     }
 
     /// The MIME type before its parameters, trimmed, ASCII lower-cased (MIME types are ASCII;
@@ -64,7 +110,7 @@ public struct ProtocolInfo: Sendable, Hashable, CustomStringConvertible {
         var type = type
         return type.withUTF8 { bytes in
             let end = bytes.firstIndex(of: UInt8(ascii: ";")) ?? bytes.count
-            let base = trimmed(bytes, 0..<end).utf8.map { $0 >= 0x41 && $0 <= 0x5A ? $0 + 0x20 : $0 }
+            let base = bytes[trimmed(bytes, 0..<end)].map { $0 >= 0x41 && $0 <= 0x5A ? $0 + 0x20 : $0 }
             return String(decoding: base, as: UTF8.self)
         }
     }

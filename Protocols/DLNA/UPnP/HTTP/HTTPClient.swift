@@ -43,26 +43,30 @@ public struct HTTPClient: Sendable {
     /// The same exchange as `send`, on `loop`, for work that goes on there with the answer: a
     /// chain of requests made from `loop`'s own callbacks connects at once and is read on that
     /// thread, waking no other. The future fails with an `HTTPClientError`.
-    /// `spare`, a connection opened before the request was known, carries it if it goes to the
-    /// same server and is still up; otherwise a connection of its own is made.
+    /// `spare`, a connection made for a request not known yet, carries it if it goes to the
+    /// same server and is still up; otherwise a connection of its own is made. `thenOpening`, a
+    /// spare for the next request, starts connecting once this one is written.
     public func response(_ method: HTTPMethod, _ url: URL, headers: HTTPHeaders = [:], body: [UInt8] = [],
                          timeout: Duration = .seconds(5), maximumBodyLength: Int = 2 << 20, on loop: any NIOCore.EventLoop,
-                         over spare: HTTPClientSpareConnection? = nil) -> EventLoopFuture<HTTPClientResponse> {
-        exchange(method, url, headers: headers, body: body, timeout: timeout, maximumBodyLength: maximumBodyLength, on: loop, over: spare).response.futureResult
+                         over spare: HTTPClientSpareConnection? = nil, thenOpening next: HTTPClientSpareConnection? = nil) -> EventLoopFuture<HTTPClientResponse> {
+        exchange(method, url, headers: headers, body: body, timeout: timeout, maximumBodyLength: maximumBodyLength, on: loop, over: spare, thenOpening: next)
+            .response.futureResult
     }
 
-    /// Connects to `url`'s server on `loop` now, for a request made later with `response(...over:)`:
-    /// the connection is made while something else is awaited (a renderer's description, when
-    /// GetProtocolInfo goes to the same server next). Nil when `url` cannot be connected to.
-    /// Close it (`close()`) once it is not wanted, used or not.
+    /// A connection to `url`'s server on `loop`, for a request made later with `response(...over:)`:
+    /// it is made while something else is awaited (a renderer's description, when GetProtocolInfo
+    /// goes to the same server next), starting when the request passed it as `thenOpening` is
+    /// written. Nil when `url` cannot be connected to. Close it (`close()`) once it is not
+    /// wanted, used or not.
     public func spareConnection(to url: URL, timeout: Duration = .seconds(5), on loop: any NIOCore.EventLoop) -> HTTPClientSpareConnection? {
         guard let target = try? Self.target(of: url, request: "CONNECT \(url.absoluteString)"),
               let address = try? SocketAddress(ipAddress: target.host, port: target.port) else { return nil }
-        let channel = ClientBootstrap(group: loop)
-            .connectTimeout(TimeAmount(timeout))
-            .channelOption(.socketOption(.tcp_nodelay), value: 1)
-            .connect(to: address)
-        return HTTPClientSpareConnection(host: target.host, port: target.port, channel: channel)
+        return HTTPClientSpareConnection(host: target.host, port: target.port, on: loop) {
+            ClientBootstrap(group: loop)
+                .connectTimeout(TimeAmount(timeout))
+                .channelOption(.socketOption(.tcp_nodelay), value: 1)
+                .connect(to: address)
+        }
     }
 
     /// An event loop of the client's group, for `response(_:_:on:)`.
@@ -71,7 +75,8 @@ public struct HTTPClient: Sendable {
     /// Starts the exchange on `loop`: the response's promise, and the connection being made (nil
     /// when the URL was refused, the promise failed already).
     private func exchange(_ method: HTTPMethod, _ url: URL, headers: HTTPHeaders, body: [UInt8], timeout: Duration, maximumBodyLength: Int,
-                          on loop: any NIOCore.EventLoop, over spare: HTTPClientSpareConnection? = nil) -> (response: EventLoopPromise<HTTPClientResponse>, connected: EventLoopFuture<any Channel>?) {
+                          on loop: any NIOCore.EventLoop, over spare: HTTPClientSpareConnection? = nil,
+                          thenOpening next: HTTPClientSpareConnection? = nil) -> (response: EventLoopPromise<HTTPClientResponse>, connected: EventLoopFuture<any Channel>?) {
         let request = "\(method.rawValue) \(url.absoluteString)"
         let promise = loop.makePromise(of: HTTPClientResponse.self)
         let target: Target
@@ -86,7 +91,7 @@ public struct HTTPClient: Sendable {
             head.headers.replaceOrAdd(name: "Content-Length", value: String(body.count))
         }
         head.headers.replaceOrAdd(name: "Connection", value: "close")
-        let exchange = HTTPClientExchange(request: request, head: head, body: body, timeout: timeout, maximumBodyLength: maximumBodyLength)
+        let exchange = HTTPClientExchange(request: request, head: head, body: body, timeout: timeout, maximumBodyLength: maximumBodyLength, thenOpening: next)
         let prepare: @Sendable (any Channel) -> EventLoopFuture<Void> = { channel in
             channel.eventLoop.makeCompletedFuture {
                 try channel.pipeline.syncOperations.addHTTPClientHandlers()
@@ -109,6 +114,7 @@ public struct HTTPClient: Sendable {
         let connected: EventLoopFuture<any Channel>
         if let spare, spare.host == target.host, spare.port == target.port {
             // The spare if it came up and is still up (the server may have dropped it), else a new one.
+            spare.open()
             connected = spare.channel.hop(to: loop).flatMap { channel in
                 guard channel.isActive else { return connect() }
                 return prepare(channel).map { channel }

@@ -11,6 +11,8 @@ struct HTTPClientExchange: Sendable {
     /// From the connection being up to the end of the response.
     let timeout: Duration
     let maximumBodyLength: Int
+    /// A spare connection for the next request, opened once this one is written.
+    let thenOpening: HTTPClientSpareConnection?
 }
 
 /// Runs the one exchange of an `HTTPClient` connection on its event loop: writes the request as
@@ -57,6 +59,7 @@ final class HTTPClientResponseCollector: ChannelInboundHandler, RemovableChannel
             context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: exchange.body)))), promise: nil)
         }
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        exchange.thenOpening?.open()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
