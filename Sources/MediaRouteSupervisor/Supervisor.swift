@@ -143,6 +143,17 @@ public actor Supervisor {
 
     func unsubscribe(_ id: Int) { events.unsubscribe(id) }
 
+    /// Calls `handler` on the supervisor's executor with each playback state published from now
+    /// on, whoever owns the session: what an app hears of its session, for a benchmark to time.
+    /// `unsubscribe(id)` ends it.
+    package func watchPlayback(_ handler: @escaping @Sendable (_ session: String, _ state: SessionPlayback) -> Void) -> Int {
+        subscribe { event in
+            if case .playback(let session, _, let state) = event { handler(session, state) }
+        }
+    }
+
+    package func unwatchPlayback(_ id: Int) { unsubscribe(id) }
+
     func publish(_ event: RouteEvent) {
         events.publish(event)
         if event.changesSavedRoutes { routesChanged() }

@@ -103,19 +103,7 @@ struct DLNALatencyBenchmark {
                     })
                 }
                 if run % 2 == 0 { try await measureRaw() }
-                let start = now()
-                let started = try await running.startSession(Self.name, url: media)
-                // The state the start returns, else polled: an operator's session has no
-                // subscriber to tell (up to 0.2 ms late).
-                let deadline = ContinuousClock.now + .seconds(10)
-                var state = started.playback?.status.state
-                while state != .playing {
-                    state = await running.activeRoutes().first?.playback?.status.state
-                    guard state != .playing else { break }
-                    guard ContinuousClock.now < deadline else { throw BenchmarkError("the renderer did not report PLAYING within 10 s") }
-                    try await Task.sleep(for: .microseconds(200))
-                }
-                ourPlay.append(now() - start)
+                ourPlay.append(try await untilPlaying(running, url: media))
                 try await running.stopSession(Self.name)
                 // Each start finds the renderer idle: a Stop still being carried out would slow
                 // the next Play, ours or the raw one.
@@ -137,6 +125,33 @@ struct DLNALatencyBenchmark {
             }
             await network.destroy()
         }
+    }
+
+    /// Plays `url` on the active renderer until the system sees it PLAYING: in the state the start
+    /// returns, or in the playback state published after, as an app hears it (the clock stops in
+    /// the supervisor's callback, as the raw one stops when GetTransportInfo's answer is read).
+    private func untilPlaying(_ supervisor: Supervisor, url: String) async throws -> UInt64 {
+        let (playing, continuation) = AsyncStream.makeStream(of: UInt64.self, bufferingPolicy: .bufferingOldest(1))
+        let watch = await supervisor.watchPlayback { _, state in
+            if state.status.state == .playing { continuation.yield(now()) }
+        }
+        let timeout = Task {
+            try await Task.sleep(for: .seconds(10))
+            continuation.finish()
+        }
+        defer { timeout.cancel() }
+        let start = now()
+        let started = try await supervisor.startSession(Self.name, url: url)
+        let end: UInt64?
+        if started.playback?.status.state == .playing {
+            end = now()
+        } else {
+            var iterator = playing.makeAsyncIterator()
+            end = await iterator.next()
+        }
+        await supervisor.unwatchPlayback(watch)
+        guard let end else { throw BenchmarkError("the renderer did not report PLAYING within 10 s") }
+        return end - start
     }
 
     /// Opens a picker until the renderer of `uuid` is listed; returns how long that took.
