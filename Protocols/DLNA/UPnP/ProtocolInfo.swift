@@ -106,7 +106,7 @@ public struct ProtocolInfo: Sendable, Hashable, CustomStringConvertible {
 
     /// The MIME type before its parameters, trimmed, ASCII lower-cased (MIME types are ASCII;
     /// `lowercased()` is Unicode-aware and costs far more).
-    private static func base(of type: String) -> String {
+    static func base(of type: String) -> String {
         var type = type
         return type.withUTF8 { bytes in
             let end = bytes.firstIndex(of: UInt8(ascii: ";")) ?? bytes.count
@@ -117,9 +117,11 @@ public struct ProtocolInfo: Sendable, Hashable, CustomStringConvertible {
 
     /// Whether an HTTP resource of `mimeType` matches this entry (wildcards allowed, and the
     /// several spellings of one type: renderers list `audio/x-wav` for what servers call `audio/wav`).
-    public func accepts(_ mimeType: String) -> Bool {
+    public func accepts(_ mimeType: String) -> Bool { accepts(canonical: Self.canonical(Self.base(of: mimeType))) }
+
+    /// `accepts` for a type already made canonical: a list is matched entry by entry.
+    func accepts(canonical wanted: String) -> Bool {
         guard transport == "http-get" || transport == "*" else { return false }
-        let wanted = Self.canonical(Self.base(of: mimeType))
         let offered = baseType
         if offered == "*" || offered == "*/*" || offered == wanted { return true }
         if offered.hasSuffix("/*") { return wanted.hasPrefix(offered.dropLast()) }
@@ -145,12 +147,15 @@ public struct ProtocolInfo: Sendable, Hashable, CustomStringConvertible {
         "video/avi": "video/x-msvideo", "video/mkv": "video/x-matroska",
     ]
 
-    private static func canonical(_ type: String) -> String { aliases[type] ?? type }
+    static func canonical(_ type: String) -> String { aliases[type] ?? type }
 }
 
 extension [ProtocolInfo] {
     /// The first entry that takes `mimeType` over HTTP.
-    public func accepting(_ mimeType: String) -> ProtocolInfo? { first { $0.accepts(mimeType) } }
+    public func accepting(_ mimeType: String) -> ProtocolInfo? {
+        let wanted = ProtocolInfo.canonical(ProtocolInfo.base(of: mimeType))
+        return first { $0.accepts(canonical: wanted) }
+    }
 
     /// Whether the renderer shows pictures, not only sound: a TV, as far as a picker cares.
     /// Only what it fetches over HTTP counts: video offered over RTSP alone is not ours to send.
