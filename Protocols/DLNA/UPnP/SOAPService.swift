@@ -29,11 +29,13 @@ public struct SOAPService: Sendable {
         return try Self.answer(to: action, status: Int(response.status.code), body: response.body, from: controlURL)
     }
 
-    /// `invoke` on `loop`, the answer read there too (see `HTTPClient.response(_:_:on:over:)`,
-    /// which `spare` is for); the future fails with a `UPnPError`.
+    /// `invoke` on `loop`, the answer read there too (see `HTTPClient.response(_:_:on:over:thenOpening:)`,
+    /// which `spare` and `next` are for); the future fails with a `UPnPError`.
     public func invocation(_ action: String, _ arguments: KeyValuePairs<String, String> = [:], timeout: Duration = Self.timeout,
-                           on loop: any EventLoop, over spare: HTTPClientSpareConnection? = nil) -> EventLoopFuture<[String: String]> {
-        client.response(.POST, controlURL, headers: headers(action), body: Self.envelope(action, of: type, arguments), timeout: timeout, on: loop, over: spare)
+                           on loop: any EventLoop, over spare: HTTPClientSpareConnection? = nil,
+                           thenOpening next: HTTPClientSpareConnection? = nil) -> EventLoopFuture<[String: String]> {
+        client.response(.POST, controlURL, headers: headers(action), body: Self.envelope(action, of: type, arguments), timeout: timeout,
+                        on: loop, over: spare, thenOpening: next)
             .flatMapErrorThrowing { error in throw unreachable(action, error) }
             .flatMapThrowing { [controlURL] response in
                 try Self.answer(to: action, status: Int(response.status.code), body: response.body, from: controlURL)
