@@ -114,6 +114,8 @@ struct DLNALatencyBenchmark {
             print(play.raw.millisecondsLine("  raw SetAVTransportURI + Play until GetTransportInfo says PLAYING"))
             print(play.ours.millisecondsLine("  play until the system sees PLAYING (events)"))
             let ratios = (listing: listing.ours.median / listing.raw.median, play: play.ours.median / play.raw.median)
+            let unanswered = RawControlPoint.unanswered.load(ordering: .relaxed)
+            if unanswered > 0 { print("  raw requests gmediarender closed unanswered and that went again: \(unanswered)") }
             print("  ratios: listing \(format(ratios.listing)), play \(format(ratios.play))")
             printResult("dlna-latency", ratio: max(ratios.listing, ratios.play), target: 1.5)
         } tearDown: {
