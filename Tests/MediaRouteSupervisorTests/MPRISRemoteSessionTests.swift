@@ -64,6 +64,7 @@ struct MPRISRemoteSessionTests {
     @Test func aRemoteSessionShowsItsItemAndFollowsItsUpdates() async throws {
         try await withBridge { bridge, bus, client, _ in
             let name = "mediaroute.remote_kitchen"
+            let shown = ContinuousClock.now
             bridge.show(remote: "kitchen", Self.song(), commands: Self.recording(EventLog()))
             try await waitUntil("the player on the bus") { await players(bus) == [name] }
             // The first question to a player just on the bus may find it still coming up under load.
@@ -75,9 +76,11 @@ struct MPRISRemoteSessionTests {
             #expect(await playerctl(bus, ["-p", name, "status"]) == "Playing")
             let identity = try await client.property("Identity", of: "org.mpris.MediaPlayer2", at: Self.path, on: "org.mpris.MediaPlayer2." + name)
             #expect(identity.string == "Kitchen Speaker")
-            // Playing, the position moves on from where it was captured.
+            // Playing, the position moves on from where it was captured, by no more than the time
+            // since (which a loaded machine stretches: playerctl is a process per question).
             let playing = Double(await playerctl(bus, ["-p", name, "position"])) ?? 0
-            #expect(playing >= 12 && playing < 30, "playerctl says \(playing)")
+            let since = (ContinuousClock.now - shown).seconds
+            #expect(playing >= 12 && playing <= 12 + since, "playerctl says \(playing), \(since) s after the item was shown at 12 s")
 
             var paused = Self.song(position: 100)
             paused.status = .paused
