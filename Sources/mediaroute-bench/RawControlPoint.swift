@@ -1,6 +1,5 @@
 import Foundation
 import Glibc
-import Synchronization
 
 /// A UPnP control point in plain blocking sockets, no library: the floor the DLNA benchmarks
 /// compare against (what any control point must send and wait for, and nothing else).
@@ -33,22 +32,8 @@ enum RawControlPoint {
         }
     }
 
-    /// Requests the server closed without a word and that went again (see `http`).
-    static let unanswered = Atomic<Int>(0)
-
-    /// One HTTP/1.0 exchange (the server closes after answering); returns the status line's code
-    /// and the body. gmediarender (libupnp) now and then closes a connection unanswered while
-    /// another control point's request is being carried out; that request goes once more, as a
-    /// control point would send it, and is counted in `unanswered`.
+    /// One HTTP/1.0 exchange (the server closes after answering); returns the status line's code and the body.
     static func http(_ method: String, _ url: String, headers: [String] = [], body: String = "") throws -> (status: Int, body: String) {
-        if let answer = try exchange(method, url, headers: headers, body: body) { return answer }
-        unanswered.add(1, ordering: .relaxed)
-        if let answer = try exchange(method, url, headers: headers, body: body) { return answer }
-        throw BenchmarkError("\(method) \(url) (\(headers.last ?? "")): the server closed the connection twice without answering")
-    }
-
-    /// One exchange; nil if the server closed the connection without a byte.
-    private static func exchange(_ method: String, _ url: String, headers: [String], body: String) throws -> (status: Int, body: String)? {
         guard let parsed = URL(string: url), let host = parsed.host, let port = parsed.port else { throw BenchmarkError("bad URL \(url)") }
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw BenchmarkError("socket: \(String(cString: strerror(errno)))") }
@@ -73,7 +58,6 @@ enum RawControlPoint {
             if count <= 0 { break }
             answer += buffer[..<count]
         }
-        if answer.isEmpty { return nil }
         let text = String(decoding: answer, as: UTF8.self)
         guard let headEnd = text.range(of: "\r\n\r\n"), let code = text.split(separator: " ").dropFirst().first.flatMap({ Int($0) }) else {
             throw BenchmarkError("\(method) \(url): not an HTTP answer")
