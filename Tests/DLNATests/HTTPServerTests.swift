@@ -118,8 +118,11 @@ struct HTTPServerTests {
 
     @Test func pullsAStreamOnlyAsFastAsTheClientReadsAndStopsWhenItLeaves() async throws {
         let source = PulledSource()
-        try await withHTTPServer({ _ in HTTPServer.Response(status: .ok, body: .stream(length: nil, source.stream())) }) { server in
-            let fd = try connectedSocket(to: server.port)
+        // Kernel buffers of a fixed size on both sides: grown by the kernel, they took megabytes
+        // before they were full, which a server starved of CPU by the tests beside this one
+        // (~60 KB/s) did not pull within the wait.
+        try await withHTTPServer(sendBufferSize: 64 << 10, { _ in HTTPServer.Response(status: .ok, body: .stream(length: nil, source.stream())) }) { server in
+            let fd = try connectedSocket(to: server.port, receiveBuffer: 64 << 10)
             var open = true
             defer { if open { close(fd) } }
             _ = Array("GET /live HTTP/1.1\r\nHost: x\r\n\r\n".utf8).withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }

@@ -53,9 +53,9 @@ func withTemporaryDirectory<T>(_ body: (String) async throws -> T) async throws 
 }
 
 /// An `HTTPServer` on 127.0.0.1, closed after `body`.
-func withHTTPServer<T>(maximumRequestBody: Int = 256 << 10, _ handler: @escaping HTTPServer.Handler,
+func withHTTPServer<T>(maximumRequestBody: Int = 256 << 10, sendBufferSize: Int32? = nil, _ handler: @escaping HTTPServer.Handler,
                        _ body: (HTTPServer) async throws -> T) async throws -> T {
-    let server = try await HTTPServer.start(host: "127.0.0.1", maximumRequestBody: maximumRequestBody, handler: handler)
+    let server = try await HTTPServer.start(host: "127.0.0.1", maximumRequestBody: maximumRequestBody, sendBufferSize: sendBufferSize, handler: handler)
     do {
         let result = try await body(server)
         await server.close()
@@ -92,10 +92,14 @@ func boundSocket(listening: Bool = false) throws -> (Int32, Int) {
     return (fd, Int(UInt16(bigEndian: address.sin_port)))
 }
 
-/// A connected TCP socket to 127.0.0.1:`port`, for a client that misbehaves on purpose.
-func connectedSocket(to port: Int) throws -> Int32 {
+/// A connected TCP socket to 127.0.0.1:`port`, for a client that misbehaves on purpose; with
+/// `receiveBuffer`, the kernel's receive buffer fixed at that size before it connects.
+func connectedSocket(to port: Int, receiveBuffer: Int32? = nil) throws -> Int32 {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
     try #require(fd >= 0)
+    if var size = receiveBuffer {
+        try #require(setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size)) == 0)
+    }
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
     address.sin_addr.s_addr = inet_addr("127.0.0.1")

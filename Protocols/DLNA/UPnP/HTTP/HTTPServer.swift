@@ -21,16 +21,19 @@ public final class HTTPServer: Sendable {
 
     /// Binds host:port (port 0 = any) and serves until closed. Request bodies over
     /// `maximumRequestBody` get 413; malformed requests 400; the connection is kept alive when the
-    /// client asks.
-    public static func start(host: String, port: Int = 0, maximumRequestBody: Int = 256 << 10,
+    /// client asks. `sendBufferSize` fixes each connection's kernel send buffer (otherwise grown
+    /// by the kernel, to megabytes for a client that reads slowly).
+    public static func start(host: String, port: Int = 0, maximumRequestBody: Int = 256 << 10, sendBufferSize: Int32? = nil,
                              group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
                              handler: @escaping Handler) async throws -> HTTPServer {
         let connections = OpenChannels()
         let listener: any Channel
         do {
-            listener = try await ServerBootstrap(group: group)
+            var bootstrap = ServerBootstrap(group: group)
                 .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
                 .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            if let sendBufferSize { bootstrap = bootstrap.childChannelOption(.socketOption(.so_sndbuf), value: SocketOptionValue(sendBufferSize)) }
+            listener = try await bootstrap
                 .childChannelInitializer { channel in
                     guard connections.admit(channel) else { return channel.close() }
                     return channel.eventLoop.makeCompletedFuture {
