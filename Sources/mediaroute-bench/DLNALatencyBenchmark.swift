@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import MediaRouteIPC
 import MediaRouteSupervisor
+import MediaRouteWire
 import PrivateDaemons
 
 /// `dlna-latency`: on a private LAN with a real gmediarender, (1) a picker opening until a
@@ -148,7 +149,13 @@ struct DLNALatencyBenchmark {
         }
         defer { timeout.cancel() }
         let start = now()
-        let started = try await supervisor.startSession(Self.name, url: url)
+        let started: RouteDescription
+        do {
+            started = try await supervisor.startSession(Self.name, url: url)
+        } catch {
+            await supervisor.unwatchPlayback(watch)
+            throw error
+        }
         let end: UInt64?
         if started.playback?.status.state == .playing {
             end = now()

@@ -157,9 +157,9 @@ final class ActiveRenderer {
     /// Loads `url` and plays it from the start. SetAVTransportURI, Play and a first
     /// GetTransportInfo go out from one event loop, each as soon as the one before is answered (a
     /// hop through the main actor between two of them cost ~150 µs), over a connection made while
-    /// the renderer carried out the one before (a connect is a round trip, milliseconds on Wi-Fi). Returns once the renderer has
-    /// said where it is after Play (its event saying PLAYING, or that reading, whichever comes
-    /// first); `followTransition` reads on until it plays.
+    /// the renderer carried out the one before (a connect is a round trip: milliseconds on
+    /// Wi-Fi). Returns once the renderer has said where it is after Play (its event saying
+    /// PLAYING, or that reading, whichever comes first); `followTransition` reads on until it plays.
     func play(url: String, metadata: String) async throws(UPnPError) {
         transition?.cancel()
         // An older play still waiting for its first word returns now (and starts no reading).
