@@ -144,6 +144,28 @@ struct HTTPClientTests {
         }
     }
 
+    @Test func aSpareCarriesOneRequestAndNoneOnceIdleTooLong() async throws {
+        try await withHTTPServer({ request in HTTPServer.Response(status: .ok, body: .bytes(Array(request.path.utf8))) }) { server in
+            let loop = client.nextLoop()
+            let base = "http://127.0.0.1:\(server.port)"
+            let root = try #require(URL(string: base + "/"))
+            let (description, first, second) = (try #require(URL(string: base + "/d")), try #require(URL(string: base + "/a")), try #require(URL(string: base + "/b")))
+            // Two requests handed one spare at once (a guessed and a parsed control URL): the
+            // second gets a connection of its own, and both their answers.
+            let spare = try #require(client.spareConnection(to: root, on: loop))
+            _ = try await client.response(.GET, description, on: loop, thenOpening: spare).get()
+            let (a, b) = (client.response(.POST, first, on: loop, over: spare), client.response(.POST, second, on: loop, over: spare))
+            #expect(try await a.get().body == Array("/a".utf8))
+            #expect(try await b.get().body == Array("/b".utf8))
+            // A spare idle longer than it may be is closed unused; the request goes on its own.
+            let stale = try #require(client.spareConnection(to: root, maximumIdle: .zero, on: loop))
+            _ = try await client.response(.GET, description, on: loop, thenOpening: stale).get()
+            let channel = try await stale.channel.get()
+            #expect(try await client.response(.POST, first, on: loop, over: stale).get().body == Array("/a".utf8))
+            try await channel.closeFuture.get()
+        }
+    }
+
     @Test func aSpareClosedUnopenedNeverConnects() async throws {
         let (fd, port) = try listeningSocket()
         defer { close(fd) }

@@ -44,7 +44,8 @@ public struct HTTPClient: Sendable {
     /// chain of requests made from `loop`'s own callbacks connects at once and is read on that
     /// thread, waking no other. The future fails with an `HTTPClientError`.
     /// `spare`, a connection made for a request not known yet, carries it if it goes to the
-    /// same server and is still up; otherwise a connection of its own is made. `thenOpening`, a
+    /// same server, is still up, carried no other and was not idle too long; otherwise a
+    /// connection of its own is made. `thenOpening`, a
     /// spare for the next request, starts connecting once this one is written.
     public func response(_ method: HTTPMethod, _ url: URL, headers: HTTPHeaders = [:], body: [UInt8] = [],
                          timeout: Duration = .seconds(5), maximumBodyLength: Int = 2 << 20, on loop: any NIOCore.EventLoop,
@@ -56,12 +57,13 @@ public struct HTTPClient: Sendable {
     /// A connection to `url`'s server on `loop`, for a request made later with `response(...over:)`:
     /// it is made while something else is awaited (a renderer's description, when GetProtocolInfo
     /// goes to the same server next), starting when the request passed it as `thenOpening` is
-    /// written. Nil when `url` cannot be connected to. Close it (`close()`) once it is not
-    /// wanted, used or not.
-    public func spareConnection(to url: URL, timeout: Duration = .seconds(5), on loop: any NIOCore.EventLoop) -> HTTPClientSpareConnection? {
+    /// written. It carries one request, if that comes within `maximumIdle` of its being up. Nil
+    /// when `url` cannot be connected to. Close it (`close()`) once it is not wanted, used or not.
+    public func spareConnection(to url: URL, timeout: Duration = .seconds(5), maximumIdle: Duration = .seconds(1),
+                                on loop: any NIOCore.EventLoop) -> HTTPClientSpareConnection? {
         guard let target = try? Self.target(of: url, request: "CONNECT \(url.absoluteString)"),
               let address = try? SocketAddress(ipAddress: target.host, port: target.port) else { return nil }
-        return HTTPClientSpareConnection(host: target.host, port: target.port, on: loop) {
+        return HTTPClientSpareConnection(host: target.host, port: target.port, maximumIdle: maximumIdle, on: loop) {
             ClientBootstrap(group: loop)
                 .connectTimeout(TimeAmount(timeout))
                 .channelOption(.socketOption(.tcp_nodelay), value: 1)
@@ -112,11 +114,14 @@ public struct HTTPClient: Sendable {
             }
         }
         let connected: EventLoopFuture<any Channel>
-        if let spare, spare.host == target.host, spare.port == target.port {
-            // The spare if it came up and is still up (the server may have dropped it), else a new one.
+        if let spare, spare.host == target.host, spare.port == target.port, spare.claim() {
+            // The spare if it came up, is still up and not idle too long, else a new one.
             spare.open()
             connected = spare.channel.hop(to: loop).flatMap { channel in
-                guard channel.isActive else { return connect() }
+                guard channel.isActive, spare.isFresh else {
+                    channel.close(promise: nil)
+                    return connect()
+                }
                 return prepare(channel).map { channel }
             }.flatMapError { _ in connect() }
         } else {
