@@ -145,7 +145,7 @@ public actor Supervisor {
 
     /// Calls `handler` on the supervisor's executor with each playback state published from now
     /// on, whoever owns the session: what an app hears of its session, for a benchmark to time.
-    /// `unsubscribe(id)` ends it.
+    /// `unwatchPlayback(id)` ends it.
     package func watchPlayback(_ handler: @escaping @Sendable (_ session: String, _ state: SessionPlayback) -> Void) -> Int {
         subscribe { event in
             if case .playback(let session, _, let state) = event { handler(session, state) }
