@@ -32,9 +32,9 @@ demo: deps
 	swift build
 	.build/debug/mediaroute-demo
 
-# The suites that measure real time (pitch, gaps, frame pace, picture against sound, idle timers):
-# run alone, one at a time.
-REALTIME_TESTS = ReferenceProtocolTests\.(SoundOutputTests|ReceiverJitterTests|MirroringTests|HostileLANTests|URLVideoWindowTests)|MediaCodecsTests\.PlayoutOverUDPTests|ScreenCaptureTests\.(ScreenCaptureTests|PipeWireScreenStreamTests)
+# The suites that measure real time (pitch, gaps, frame pace, a ring written at its real pace,
+# picture against sound, idle timers): run alone, one at a time.
+REALTIME_TESTS = ReferenceProtocolTests\.(SoundOutputTests|ReceiverJitterTests|MirroringTests|HostileLANTests|URLVideoWindowTests|StreamingTests)|MediaCodecsTests\.PlayoutOverUDPTests|ScreenCaptureTests\.(ScreenCaptureTests|PipeWireScreenStreamTests)
 
 test: deps
 	@probe=mediaroute-probe-$$$$; ip netns add $$probe 2>/dev/null && ip netns delete $$probe || { \

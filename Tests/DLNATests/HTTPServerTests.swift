@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import MediaRouteIPC
 import NIOHTTP1
 import Synchronization
 import Testing
@@ -23,7 +24,7 @@ struct HTTPServerTests {
 
                 let fd = try connectedSocket(to: server.port)
                 defer { close(fd) }
-                let head = String(decoding: exchange(Array("HEAD /head HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8), on: fd), as: UTF8.self)
+                let head = String(decoding: try await exchange(Array("HEAD /head HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8), on: fd), as: UTF8.self)
                 #expect(head.hasPrefix("HTTP/1.1 200 OK\r\n"))
                 #expect(head.contains("\r\nContent-Length: 20\r\n"))
                 #expect(head.hasSuffix("\r\n\r\n"), "no body after the head: \(head)")
@@ -86,7 +87,7 @@ struct HTTPServerTests {
         try await withHTTPServer({ _ in .text(.ok, "fine") }) { server in
             let fd = try connectedSocket(to: server.port)
             defer { close(fd) }
-            let answer = String(decoding: exchange(Array("NOT A REQUEST\u{1}\r\n\r\n".utf8), on: fd), as: UTF8.self)
+            let answer = String(decoding: try await exchange(Array("NOT A REQUEST\u{1}\r\n\r\n".utf8), on: fd), as: UTF8.self)
             #expect(answer.hasPrefix("HTTP/1.1 400 Bad Request\r\n"), "\(answer)")
         }
     }
@@ -136,7 +137,7 @@ struct HTTPServerTests {
             #expect(stalled < 32 << 20, "pulled \(stalled) bytes for a client that reads nothing")
             print("HTTPServer: a stream for a client that reads nothing stops after \(stalled >> 10) KiB pulled")
             // Twice what the buffers held: the server must pull again to send it all.
-            let read = readSome(fd, bytes: 512 << 10)
+            let read = try await readSome(fd, bytes: 512 << 10)
             #expect(read == 512 << 10)
             try await waitUntil("pulling resumes once the client reads") { source.pulledBytes > stalled }
             close(fd)
@@ -157,19 +158,24 @@ struct HTTPServerTests {
         }
         defer { close(fd) }
         _ = Array("GET /live HTTP/1.1\r\nHost: x\r\n\r\n".utf8).withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-        let started = readSome(fd, bytes: 1000)
+        let started = try await readSome(fd, bytes: 1000)
         await server.close()
         #expect(started == 1000)
         try await waitUntil("the producer sees its stream end", seconds: 5) { producer.terminated }
-        _ = readUntilClosed(fd, seconds: 5)
+        _ = try await readUntilClosed(fd, seconds: 5)
         var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
         var byte: UInt8 = 0
         #expect(poll(&poller, 1, 0) == 1 && recv(fd, &byte, 1, 0) == 0, "the connection is closed")
     }
 }
 
-/// Reads up to `bytes` from `fd` within 10 s; returns how many came.
-func readSome(_ fd: Int32, bytes: Int) -> Int {
+/// Reads up to `bytes` from `fd` within 10 s, on a thread of its own (see `readUntilClosed`);
+/// returns how many came.
+func readSome(_ fd: Int32, bytes: Int) async throws -> Int {
+    try await onThreadOfItsOwn { readSomeBlocking(fd, bytes: bytes) }
+}
+
+private func readSomeBlocking(_ fd: Int32, bytes: Int) -> Int {
     let deadline = ContinuousClock.now + .seconds(10)
     var total = 0
     var buffer = [UInt8](repeating: 0, count: 65536)

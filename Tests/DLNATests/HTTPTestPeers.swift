@@ -113,12 +113,19 @@ func connectedSocket(to port: Int, receiveBuffer: Int32? = nil) throws -> Int32 
 }
 
 /// Writes `bytes` on `fd`, then reads until the peer closes or `seconds` pass.
-func exchange(_ bytes: [UInt8], on fd: Int32, seconds: Double = 5) -> [UInt8] {
+func exchange(_ bytes: [UInt8], on fd: Int32, seconds: Double = 5) async throws -> [UInt8] {
     _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-    return readUntilClosed(fd, seconds: seconds)
+    return try await readUntilClosed(fd, seconds: seconds)
 }
 
-func readUntilClosed(_ fd: Int32, seconds: Double) -> [UInt8] {
+/// Reads until the peer closes or `seconds` pass, on a thread of its own: waiting on the
+/// cooperative pool's (two on a 2-CPU machine) stalled the tests beside it, and the server under
+/// test when its stream is produced by a task.
+func readUntilClosed(_ fd: Int32, seconds: Double) async throws -> [UInt8] {
+    try await onThreadOfItsOwn { readUntilClosedBlocking(fd, seconds: seconds) }
+}
+
+private func readUntilClosedBlocking(_ fd: Int32, seconds: Double) -> [UInt8] {
     let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
     var received: [UInt8] = []
     var buffer = [UInt8](repeating: 0, count: 65536)

@@ -63,7 +63,7 @@ struct HostileClientTests {
             try await harness.start()
             #expect(await harness.cli(["status"]).status == .exited(0))
             let before = try #require(harness.residentKiB)
-            let client = try RawClient.connect(harness.socket)
+            let client = try await onThreadOfItsOwn { [socket = harness.socket] in try RawClient.connect(socket) }
             defer { close(client.fd) }
             // 200,000 `status` requests, never reading: the daemon must stop reading long before.
             let sent = try await onThreadOfItsOwn { () throws -> Int in
