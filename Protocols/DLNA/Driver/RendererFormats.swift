@@ -6,7 +6,7 @@ import UPnP
 /// `ProtocolInfo.summary` tells. The catalog reads it once the renderer is listed (`load()`),
 /// so that the first play does not wait for it either.
 final class RendererFormats: Sendable {
-    let sink: String
+    private let sink: String
     private let entries = Mutex<[ProtocolInfo]?>(nil)
 
     init(sink: String) { self.sink = sink }

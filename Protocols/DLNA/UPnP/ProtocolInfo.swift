@@ -61,7 +61,7 @@ public struct ProtocolInfo: Sendable, Hashable, CustomStringConvertible {
 
     public init(transport: String = "http-get", network: String = "*", contentFormat: String, additionalInfo: String = "*") {
         (self.transport, self.network, self.contentFormat, self.additionalInfo) = (transport, network, contentFormat, additionalInfo)
-        baseType = Self.canonical(Self.base(of: contentFormat))
+        baseType = Self.canonicalType(contentFormat)
     }
 
     public var description: String { "\(transport):\(network):\(contentFormat):\(additionalInfo)" }
@@ -106,7 +106,7 @@ public struct ProtocolInfo: Sendable, Hashable, CustomStringConvertible {
 
     /// The MIME type before its parameters, trimmed, ASCII lower-cased (MIME types are ASCII;
     /// `lowercased()` is Unicode-aware and costs far more).
-    static func base(of type: String) -> String {
+    private static func base(of type: String) -> String {
         var type = type
         return type.withUTF8 { bytes in
             let end = bytes.firstIndex(of: UInt8(ascii: ";")) ?? bytes.count
@@ -117,7 +117,7 @@ public struct ProtocolInfo: Sendable, Hashable, CustomStringConvertible {
 
     /// Whether an HTTP resource of `mimeType` matches this entry (wildcards allowed, and the
     /// several spellings of one type: renderers list `audio/x-wav` for what servers call `audio/wav`).
-    public func accepts(_ mimeType: String) -> Bool { accepts(canonical: Self.canonical(Self.base(of: mimeType))) }
+    public func accepts(_ mimeType: String) -> Bool { accepts(canonical: Self.canonicalType(mimeType)) }
 
     /// `accepts` for a type already made canonical: a list is matched entry by entry.
     func accepts(canonical wanted: String) -> Bool {
@@ -147,13 +147,16 @@ public struct ProtocolInfo: Sendable, Hashable, CustomStringConvertible {
         "video/avi": "video/x-msvideo", "video/mkv": "video/x-matroska",
     ]
 
-    static func canonical(_ type: String) -> String { aliases[type] ?? type }
+    private static func canonical(_ type: String) -> String { aliases[type] ?? type }
+
+    /// The MIME type as entries are matched on: without parameters, lower-cased, in its usual spelling.
+    static func canonicalType(_ mimeType: String) -> String { canonical(base(of: mimeType)) }
 }
 
 extension [ProtocolInfo] {
     /// The first entry that takes `mimeType` over HTTP.
     public func accepting(_ mimeType: String) -> ProtocolInfo? {
-        let wanted = ProtocolInfo.canonical(ProtocolInfo.base(of: mimeType))
+        let wanted = ProtocolInfo.canonicalType(mimeType)
         return first { $0.accepts(canonical: wanted) }
     }
 

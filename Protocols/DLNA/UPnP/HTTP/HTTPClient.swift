@@ -45,8 +45,8 @@ public struct HTTPClient: Sendable {
     /// thread, waking no other. The future fails with an `HTTPClientError`.
     /// `spare`, a connection made for a request not known yet, carries it if it goes to the
     /// same server, is still up, carried no other and was not idle too long; otherwise a
-    /// connection of its own is made. `thenOpening`, a
-    /// spare for the next request, starts connecting once this one is written.
+    /// connection of its own is made. `thenOpening`, a spare for the next request, starts
+    /// connecting once this one is written.
     public func response(_ method: HTTPMethod, _ url: URL, headers: HTTPHeaders = [:], body: [UInt8] = [],
                          timeout: Duration = .seconds(5), maximumBodyLength: Int = 2 << 20, on loop: any NIOCore.EventLoop,
                          over spare: HTTPClientSpareConnection? = nil, thenOpening next: HTTPClientSpareConnection? = nil) -> EventLoopFuture<HTTPClientResponse> {
