@@ -69,3 +69,5 @@ int clh_peer_credentials(int fd, uid_t *uid, pid_t *pid) {
 }
 
 void clh_release_free_memory(void) { (void)malloc_trim(0); }
+
+int clh_is_main_thread(void) { return syscall(SYS_gettid) == getpid(); }

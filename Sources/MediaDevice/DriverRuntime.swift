@@ -15,7 +15,7 @@ enum DriverRuntime {
     static let cadence: Duration = .milliseconds(250)
     static let fullEvery = 4
 
-    static func run<Driver: MediaDeviceExtension>(_ type: Driver.Type) async {
+    static func run<Driver: MediaDeviceExtension>(_ type: Driver.Type, on loop: EventLoop) async {
         let socket = SupervisorChannel.adopt(as: "driver")
 
         let driver = Driver()
@@ -27,7 +27,7 @@ enum DriverRuntime {
         let hello = Hello(role: .driver, name: name, identity: identity.object)
         let connection: Connection
         do {
-            connection = try await Connection.open(socket: socket, hello: hello, side: .initiator(),
+            connection = try await Connection.open(socket: socket, hello: hello, side: .initiator(), loop: loop,
                                                    configuration: ConnectionConfiguration(label: "mediarouted"), handlers: handlers())
         } catch {
             fail("could not join the supervisor: \(error)")

@@ -1,4 +1,5 @@
 import Foundation
+import MediaRouteIPC
 
 /// A media sharing protocol driver: discovery, activation, pairing, sessions and volume for one
 /// protocol. Write one `@main` type conforming to this protocol; the SDK's `main()` runs the IPC
@@ -52,8 +53,11 @@ extension MediaDeviceExtension {
         setVolume(volume(for: device), for: device)
     }
 
-    /// The driver's entry point: runs the IPC loop with the supervisor until it closes the channel.
-    public static func main() async {
-        await DriverRuntime.run(Self.self)
+    /// The driver's entry point: runs the IPC with the supervisor until it closes the channel. The
+    /// main thread runs both the connection's loop and the main actor (see `EventLoop(mainThreadNamed:)`).
+    public static func main() {
+        let loop = EventLoop(mainThreadNamed: "driver")
+        Task { await DriverRuntime.run(Self.self, on: loop) }
+        loop.runOnMainThread()
     }
 }

@@ -38,11 +38,18 @@ extension Connection {
             close(reason: reason)
             throw reason
         }
-        if !flushScheduled {
+        if output.unsentByteCount >= Self.writeAtOnceBytes {
+            // Written now, not before the loop sleeps: a long job of the loop's thread that posts
+            // (the main actor's, on a driver's loop) gets its reports out as it goes.
+            flush()
+        } else if !flushScheduled {
             flushScheduled = true
             loop.scheduleFlush(self)
         }
     }
+
+    /// Unsent output that is written as soon as it is enqueued.
+    static let writeAtOnceBytes = 64 * 1024
 
     public nonisolated func flushBeforeSleep() {
         onLoop(Self.flushEntry, 0)

@@ -163,11 +163,15 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
     /// Posts keep their order. They cannot wait for the peer to read, so a peer that lets four times
     /// the outgoing bound pile up is disconnected rather than allowed to grow this side's memory.
     public nonisolated func post(_ method: String, _ params: JSONObject? = nil) {
-        loop.execute { [self] in
+        let enqueue: @Sendable () -> Void = { [self] in
             assumeIsolated { connection in
                 try? connection.enqueue(.notification(method: method, params: params, descriptorCount: 0), descriptors: [])
             }
         }
+        // From a main-actor job on a loop the main thread runs, it goes into the output at once:
+        // the loop runs nothing else meanwhile, so it keeps its place among what the main actor
+        // sends. From the loop's own work it follows that work, as from another thread.
+        if loop.inMainQueueJob { enqueue() } else { loop.execute(enqueue) }
     }
 
     public func close() {

@@ -98,6 +98,14 @@ int clh_signal_to_pipe(int signal, int fd);
 /* Hands the heap's free pages back to the kernel (malloc_trim), which glibc otherwise keeps. */
 void clh_release_free_memory(void);
 
+/* Whether the caller is the process's main thread. */
+int clh_is_main_thread(void);
+
+/* libdispatch's hooks for a loop that serves the main queue itself, as CoreFoundation's RunLoop
+   does on Linux: the eventfd signalled while the main queue has work, and the drain. */
+int _dispatch_get_main_queue_handle_4CF(void);
+void _dispatch_main_queue_callback_4CF(void *message);
+
 /* The uid and pid of the process at the other end of a Unix socket. */
 int clh_peer_credentials(int fd, uid_t *uid, pid_t *pid);
 
