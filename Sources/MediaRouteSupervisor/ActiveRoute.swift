@@ -168,7 +168,9 @@ final class SessionMailbox: Sendable {
         waiter?.resume(returning: event)
     }
 
-    func next() async -> SessionEvent {
+    /// Runs on the caller's executor: the supervisor waits here on its loop, where `deliver` runs,
+    /// so the event reaches it in the loop's next turn instead of through the global pool.
+    nonisolated(nonsending) func next() async -> SessionEvent {
         await withCheckedContinuation { continuation in
             let ready: SessionEvent? = state.withLock { state in
                 if !state.queued.isEmpty { return state.queued.removeFirst() }

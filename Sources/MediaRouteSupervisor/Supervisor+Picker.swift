@@ -12,6 +12,9 @@ extension Supervisor {
             for record in fleet.drivers where isEligible(record) {
                 record.cancelIdleTimer(loop)
                 beginDiscovery(record)
+                // Written now, not as the loop goes to sleep: the list is built and returned
+                // first, and the person waits for the drivers' searches.
+                record.process?.connection.flushBeforeSleep()
             }
         }
         return (id, pickerEntries())

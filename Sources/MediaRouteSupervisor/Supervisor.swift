@@ -144,11 +144,16 @@ public actor Supervisor {
     func unsubscribe(_ id: Int) { events.unsubscribe(id) }
 
     /// Calls `handler` on the supervisor's executor with each playback state published from now
-    /// on, whoever owns the session: what an app hears of its session, for a benchmark to time.
-    /// `unwatchPlayback(id)` ends it.
+    /// on, whoever owns the session: what an app hears of its session (its own playback events,
+    /// and the route updates that carry a session's state, the first one as it starts), for a
+    /// benchmark to time. `unwatchPlayback(id)` ends it.
     package func watchPlayback(_ handler: @escaping @Sendable (_ session: String, _ state: SessionPlayback) -> Void) -> Int {
         subscribe { event in
-            if case .playback(let session, _, let state) = event { handler(session, state) }
+            switch event {
+            case .playback(let session, _, let state): handler(session, state)
+            case .updated(let route): if let state = route.playback { handler(route.session, state) }
+            default: break
+            }
         }
     }
 
