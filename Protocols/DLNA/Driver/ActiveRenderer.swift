@@ -15,6 +15,8 @@ final class ActiveRenderer {
     private let transport: SOAPService
     private let rendering: SOAPService
     private let client: HTTPClient
+    /// Where play requests go out from: one loop, so a connection opened ahead for them is on it.
+    private let loop: any NIOCore.EventLoop
 
     /// What the renderer last reported (events, polls, or our own commands until it confirms).
     private(set) var transportState = "NO_MEDIA_PRESENT"
@@ -75,6 +77,7 @@ final class ActiveRenderer {
         self.session = session
         self.endpoint = endpoint
         self.client = client
+        loop = client.nextLoop()
         transport = SOAPService(renderer.description.avTransport, client: client)
         rendering = SOAPService(renderer.description.renderingControl, client: client)
     }
@@ -154,19 +157,29 @@ final class ActiveRenderer {
         (try? await transport.invoke("GetTransportInfo", ["InstanceID": "0"])) != nil
     }
 
+    /// Starts connecting to the renderer's AVTransport for the next `play`, while the caller makes
+    /// ready what to play (a connect is a round trip: milliseconds on Wi-Fi). Pass it to `play`,
+    /// or close it.
+    func connectionForPlay() -> HTTPClientSpareConnection? {
+        let connection = client.spareConnection(to: transport.controlURL, on: loop)
+        connection?.open()
+        return connection
+    }
+
     /// Loads `url` and plays it from the start. SetAVTransportURI, Play and a first
     /// GetTransportInfo go out from one event loop, each as soon as the one before is answered (a
     /// hop through the main actor between two of them cost ~150 µs), over a connection made while
     /// the renderer carried out the one before (a connect is a round trip: milliseconds on
-    /// Wi-Fi). Returns once the renderer has said where it is after Play (its event saying
-    /// PLAYING, or that reading, whichever comes first); `followTransition` reads on until it plays.
-    func play(url: String, metadata: String) async throws(UPnPError) {
+    /// Wi-Fi); SetAVTransportURI goes over `early`, if given (`connectionForPlay`). Returns once
+    /// the renderer has said where it is after Play (its event saying PLAYING, or that reading,
+    /// whichever comes first); `followTransition` reads on until it plays.
+    func play(url: String, metadata: String, over early: HTTPClientSpareConnection? = nil) async throws(UPnPError) {
         transition?.cancel()
         // An older play still waiting for its first word returns now (and starts no reading).
         heardFirstWord()
         plays += 1
         let play = plays
-        let transport = self.transport, loop = client.nextLoop()
+        let transport = self.transport, loop = self.loop
         // Taken before the requests go: the renderer's events answering them are newer.
         let before = (transportState, currentURI, duration)
         currentURI = url
@@ -174,11 +187,13 @@ final class ActiveRenderer {
         take(position: 0)
         transportState = "TRANSITIONING"
         let (toPlay, toRead) = (client.spareConnection(to: transport.controlURL, on: loop), client.spareConnection(to: transport.controlURL, on: loop))
-        let played = transport.invocation("SetAVTransportURI", ["InstanceID": "0", "CurrentURI": url, "CurrentURIMetaData": metadata], on: loop, thenOpening: toPlay)
+        let played = transport.invocation("SetAVTransportURI", ["InstanceID": "0", "CurrentURI": url, "CurrentURIMetaData": metadata], on: loop,
+                                          over: early, thenOpening: toPlay)
             .flatMap { _ in transport.invocation("Play", ["InstanceID": "0", "Speed": "1"], on: loop, over: toPlay, thenOpening: toRead) }
         let reading = played.flatMap { _ in transport.invocation("GetTransportInfo", ["InstanceID": "0"], on: loop, over: toRead) }
         // Closed unused when a request before them failed.
         reading.whenComplete { _ in
+            early?.close()
             toPlay?.close()
             toRead?.close()
         }
@@ -293,7 +308,6 @@ final class ActiveRenderer {
     private func apply(_ event: RendererEvent) {
         var stateMoved = false
         if let state = event.transportState, state != transportState {
-            log("\(name): \(state)")
             if transportState == "PLAYING" { take(position: currentPosition) } else { positionAt = .now }
             transportState = state
             stateMoved = true

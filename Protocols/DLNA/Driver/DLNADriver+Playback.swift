@@ -10,8 +10,12 @@ extension DLNADriver {
         guard let active = active[session.id] else {
             return routingManager.sessionFailed(session, error: MediaDeviceError(.sessionFailed, "\(session) is not an active route of this driver"))
         }
-        Task {
+        // Begun at once: the renderer's requests go out before the supervisor's is answered.
+        Task.immediate {
+            // Connecting to the renderer while the URL is looked at and its metadata made.
+            let connection = active.connectionForPlay()
             do {
+                defer { connection?.close() }
                 let (location, mimeType, servedPath, unasked) = try await resolve(url, for: active)
                 guard let format = active.renderer.formats.accepting(mimeType) else {
                     let takes = Set(active.renderer.formats.map { $0.contentFormat.split(separator: ";")[0] }).sorted().prefix(12).joined(separator: ", ")
@@ -25,7 +29,7 @@ extension DLNADriver {
                 active.playback = playback
                 active.mediaPath = servedPath
                 do {
-                    try await active.play(url: location, metadata: metadata)
+                    try await active.play(url: location, metadata: metadata, over: connection)
                 } catch {
                     // A renderer that fetched a missing URL says so in its own words (714
                     // "Illegal MIME-type"); the server's answer is the one that helps.

@@ -140,14 +140,20 @@ final class RendererCatalog: Sendable {
             return (previous, state.handlers)
         }
         guard let outcome else { return }
+        var note: String?
         if outcome.previous == nil {
-            log("found \(renderer.name) (\(renderer.description.modelName ?? "unknown model")) at \(location.absoluteString)")
+            note = "found \(renderer.name) (\(renderer.description.modelName ?? "unknown model")) at \(location.absoluteString)"
         } else if let previous = outcome.previous, previous.description.location != location {
-            log("\(renderer.name) moved from \(previous.description.location.absoluteString) to \(location.absoluteString)")
+            note = "\(renderer.name) moved from \(previous.description.location.absoluteString) to \(location.absoluteString)"
         }
         renderer.sinkFormats.load()
         let found = outcome.found.found
-        Task { @MainActor in found(renderer) }
+        Task { @MainActor in
+            // Logged here, behind the report: the main thread writes the report out before it
+            // runs the main actor's jobs, and mediarouted reads whichever comes first.
+            if let note { log(note) }
+            found(renderer)
+        }
     }
 
     static func retryDelay(after failures: Int) -> Duration {

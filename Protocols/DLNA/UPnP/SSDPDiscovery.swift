@@ -24,8 +24,17 @@ public final class SSDPDiscovery: Sendable {
         /// Interfaces the listener joined the group on, by "name address".
         var joined: Set<String> = []
         /// One search socket per interface, by "name address".
-        var searchers: [String: any Channel] = [:]
+        var searchers: [String: Searcher] = [:]
         var closed = false
+    }
+
+    /// A search socket: NIO reads the answers from it, and searches are sent through a duplicate
+    /// of its descriptor from the caller's thread (a picker's first search went out a wake-up of
+    /// the loop's thread later, on a small machine 50-100 µs while the person waits).
+    private struct Searcher: Sendable {
+        let channel: any Channel
+        let sender: SearchSender
+        var isActive: Bool { channel.isActive }
     }
 
     /// Takes each announcement on the event loop that read it, instead of `announcements`.
@@ -58,18 +67,16 @@ public final class SSDPDiscovery: Sendable {
     @discardableResult
     public func search(for targets: [String], mx: Int = 1, sent: Set<String> = []) async -> [String] {
         let known = state.withLock { $0.closed ? [:] : $0.searchers }
-        for (key, channel) in known where channel.isActive && !sent.contains(key) { send(targets, mx: mx, on: channel) }
-        // Each loop runs what was given to it in order: once these run, the searches are written.
-        for channel in known.values where channel.isActive { _ = try? await channel.eventLoop.submit {}.get() }
+        for (key, searcher) in known where searcher.isActive && !sent.contains(key) { send(targets, mx: mx, on: searcher) }
         let devices = Self.interfaces()
         await listen(on: devices)
         var used: [String] = []
         for device in devices {
             let key = Self.key(device)
-            if let channel = known[key], channel.isActive {
+            if let searcher = known[key], searcher.isActive {
                 used.append(key)
-            } else if let channel = await searcher(for: device) {
-                send(targets, mx: mx, on: channel)
+            } else if let searcher = await searcher(for: device) {
+                send(targets, mx: mx, on: searcher)
                 used.append(key)
             }
         }
@@ -82,8 +89,8 @@ public final class SSDPDiscovery: Sendable {
     public func searchKnown(for targets: [String], mx: Int = 1) -> Set<String> {
         let known = state.withLock { $0.closed ? [:] : $0.searchers }
         var sent: Set<String> = []
-        for (key, channel) in known where channel.isActive {
-            send(targets, mx: mx, on: channel)
+        for (key, searcher) in known where searcher.isActive {
+            send(targets, mx: mx, on: searcher)
             sent.insert(key)
         }
         return sent
@@ -99,26 +106,22 @@ public final class SSDPDiscovery: Sendable {
     /// the version searched for), so one datagram finds them all, and each renderer answers one
     /// search at first, not one per version. The repeat asks for every target, for devices that
     /// answer their own version only.
-    private func send(_ targets: [String], mx: Int, on channel: any Channel) {
-        guard let destination = try? SocketAddress(ipAddress: UPnP.multicastGroup, port: UPnP.ssdpPort) else { return }
+    private func send(_ targets: [String], mx: Int, on searcher: Searcher) {
         let datagrams = targets.map { SSDPMessage.search(for: $0, mx: mx) }
-        let write: @Sendable (ArraySlice<[UInt8]>) -> Void = { datagrams in
-            for datagram in datagrams {
-                channel.writeAndFlush(AddressedEnvelope(remoteAddress: destination, data: channel.allocator.buffer(bytes: datagram)), promise: nil)
-            }
-        }
-        write(datagrams.prefix(1))
-        channel.eventLoop.scheduleTask(in: Self.repeatAfter) { if channel.isActive { write(datagrams[...]) } }
+        let sender = searcher.sender
+        sender.send(datagrams.prefix(1))
+        searcher.channel.eventLoop.scheduleTask(in: Self.repeatAfter) { sender.send(datagrams[...]) }
     }
 
     /// Stops listening and searching; the streams finish.
     public func close() async {
-        let channels: [any Channel] = state.withLock { state in
+        let (searchers, listener) = state.withLock { state in
             state.closed = true
             defer { state.listener = nil; state.searchers = [:] }
-            return Array(state.searchers.values) + (state.listener.map { [$0] } ?? [])
+            return (Array(state.searchers.values), state.listener)
         }
-        for channel in channels { try? await channel.close() }
+        for searcher in searchers { await retire(searcher) }
+        try? await listener?.close()
         announced.finish()
         reported.finish()
     }
@@ -175,28 +178,116 @@ public final class SSDPDiscovery: Sendable {
         }
     }
 
-    /// The search socket of an interface, bound to its address with multicast leaving through it.
-    private func searcher(for device: NIONetworkDevice) async -> (any Channel)? {
+    /// The search socket of an interface, bound to its address with multicast leaving through it:
+    /// made here and handed to NIO, which reads it, while its duplicate sends.
+    private func searcher(for device: NIONetworkDevice) async -> Searcher? {
         let key = Self.key(device)
-        if let channel = state.withLock({ $0.searchers[key] }), channel.isActive { return channel }
-        guard case .v4(let address)? = device.address, let ip = device.address?.ipAddress else { return nil }
+        let old = state.withLock { $0.searchers[key] }
+        if let old, old.isActive { return old }
+        guard case .v4(let address)? = device.address else { return nil }
+        let made: Searcher
         do {
-            let channel = try await bootstrap().bind(host: ip, port: 0).get()
-            if let options = channel as? any SocketOptionProvider {
-                try await options.setIPMulticastIF(address.address.sin_addr).get()
+            let socket = try Self.searchSocket(on: address.address)
+            let duplicate = fcntl(socket, F_DUPFD_CLOEXEC, 0)
+            guard duplicate >= 0 else {
+                let error = errno
+                Glibc.close(socket)
+                throw IOError(errnoCode: error, reason: "dup")
             }
-            let kept = state.withLock { state -> Bool in
-                guard !state.closed else { return false }
-                state.searchers[key] = channel
-                return true
+            let sender = SearchSender(duplicate)
+            do {
+                made = Searcher(channel: try await bootstrap().withBoundSocket(socket).get(), sender: sender)
+            } catch {
+                sender.close()
+                throw error
             }
-            guard kept else { try? await channel.close(); return nil }
-            return channel
         } catch {
             reported.yield("cannot search for renderers on \(key): \(error)")
             return nil
         }
+        let kept = state.withLock { state -> Bool in
+            guard !state.closed else { return false }
+            state.searchers[key] = made
+            return true
+        }
+        if let old { await retire(old) }
+        guard kept else {
+            await retire(made)
+            return nil
+        }
+        return made
     }
+
+    /// A UDP socket bound to `address` (any port), SO_REUSEADDR, multicast leaving through it.
+    private static func searchSocket(on address: sockaddr_in) throws -> Int32 {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard socket >= 0 else { throw IOError(errnoCode: errno, reason: "socket") }
+        var bound = address
+        bound.sin_port = 0
+        var on: Int32 = 1
+        var interface = address.sin_addr
+        let failed: String? = if setsockopt(socket, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size)) != 0 {
+            "setsockopt(SO_REUSEADDR)"
+        } else if withUnsafePointer(to: &bound, { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }) != 0 {
+            "bind"
+        } else if setsockopt(socket, Int32(IPPROTO_IP), IP_MULTICAST_IF, &interface, socklen_t(MemoryLayout<in_addr>.size)) != 0 {
+            "setsockopt(IP_MULTICAST_IF)"
+        } else {
+            nil
+        }
+        if let failed {
+            let error = errno
+            Glibc.close(socket)
+            throw IOError(errnoCode: error, reason: failed)
+        }
+        return socket
+    }
+
+    /// Closes a search socket: NIO's descriptor with the channel, and the sending duplicate.
+    private func retire(_ searcher: Searcher) async {
+        try? await searcher.channel.close()
+        searcher.sender.close()
+    }
+}
+
+/// The descriptor searches are sent from, closed under a lock: a search sent as its socket is
+/// retired goes nowhere, never out of a closed descriptor's number that another socket now has.
+private final class SearchSender: Sendable {
+    private let descriptor: Mutex<Int32>
+
+    init(_ descriptor: Int32) { self.descriptor = Mutex(descriptor) }
+
+    /// Sends each datagram to SSDP's group; one the socket has no room for is lost, as UDP may
+    /// lose it anyway.
+    func send(_ datagrams: ArraySlice<[UInt8]>) {
+        descriptor.withLock { descriptor in
+            guard descriptor >= 0 else { return }
+            var group = Self.group
+            for datagram in datagrams {
+                _ = withUnsafePointer(to: &group) { address in
+                    address.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        sendto(descriptor, datagram, datagram.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL), $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                    }
+                }
+            }
+        }
+    }
+
+    func close() {
+        descriptor.withLock { descriptor in
+            if descriptor >= 0 { Glibc.close(descriptor) }
+            descriptor = -1
+        }
+    }
+
+    /// SSDP's multicast group and port.
+    private static let group: sockaddr_in = {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(UPnP.ssdpPort).bigEndian
+        _ = inet_pton(AF_INET, UPnP.multicastGroup, &address.sin_addr)
+        return address
+    }()
 }
 
 /// Hands each datagram's bytes and sender to a closure.

@@ -27,8 +27,9 @@ public final class HTTPClientSpareConnection: Sendable {
     /// The connection, once up; failed when it could not be made or was closed unopened.
     var channel: EventLoopFuture<any Channel> { promise.futureResult }
 
-    /// Starts connecting (once).
-    func open() {
+    /// Starts connecting now (once), rather than when the request passed it as `thenOpening` is
+    /// written: for a request whose content is still being made.
+    public func open() {
         guard !opened.exchange(true, ordering: .acquiringAndReleasing) else { return }
         let connecting = connect()
         connecting.whenSuccess { _ in self.cameUp.withLock { $0 = .now } }
