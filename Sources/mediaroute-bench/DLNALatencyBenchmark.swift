@@ -135,9 +135,9 @@ struct DLNALatencyBenchmark {
         }
     }
 
-    /// Plays `url` on the active renderer until the system sees it PLAYING: in the state the start
-    /// returns, or in the playback state published after, as an app hears it (the clock stops in
-    /// the supervisor's callback, as the raw one stops when GetTransportInfo's answer is read).
+    /// Plays `url` on the active renderer until the system sees it PLAYING: the clock stops in
+    /// the supervisor's callback as it publishes that state (with the started route, or in a
+    /// playback update after it), as the raw one stops when GetTransportInfo's answer is read.
     private func untilPlaying(_ supervisor: Supervisor, url: String) async throws -> UInt64 {
         let (playing, continuation) = AsyncStream.makeStream(of: UInt64.self, bufferingPolicy: .bufferingOldest(1))
         let watch = await supervisor.watchPlayback { _, state in
@@ -149,20 +149,14 @@ struct DLNALatencyBenchmark {
         }
         defer { timeout.cancel() }
         let start = now()
-        let started: RouteDescription
         do {
-            started = try await supervisor.startSession(Self.name, url: url)
+            _ = try await supervisor.startSession(Self.name, url: url)
         } catch {
             await supervisor.unwatchPlayback(watch)
             throw error
         }
-        let end: UInt64?
-        if started.playback?.status.state == .playing {
-            end = now()
-        } else {
-            var iterator = playing.makeAsyncIterator()
-            end = await iterator.next()
-        }
+        var iterator = playing.makeAsyncIterator()
+        let end = await iterator.next()
         await supervisor.unwatchPlayback(watch)
         guard let end else { throw BenchmarkError("the renderer did not report PLAYING within 10 s") }
         return end - start
