@@ -144,9 +144,9 @@ public actor Supervisor {
     func unsubscribe(_ id: Int) { events.unsubscribe(id) }
 
     /// Calls `handler` on the supervisor's executor with each playback state published from now
-    /// on, whoever owns the session: what an app hears of its session (its own playback events,
-    /// and the route updates that carry a session's state, the first one as it starts), for a
-    /// benchmark to time. `unwatchPlayback(id)` ends it.
+    /// on, whoever owns the session: the playback events, and the main routes' updates that carry
+    /// a session's state (the first as the session starts, then others, a volume change among
+    /// them), as apps hear them; for a benchmark to time. `unwatchPlayback(id)` ends it.
     package func watchPlayback(_ handler: @escaping @Sendable (_ session: String, _ state: SessionPlayback) -> Void) -> Int {
         subscribe { event in
             switch event {

@@ -26,6 +26,26 @@ struct SupervisorBehaviourTests {
         }
     }
 
+    /// A driver's connection runs on its main thread: what the main actor reports must still come
+    /// after what another thread reported before it (each lost device after its found one).
+    @Test func reportsFromAnotherThreadAndFromTheMainActorKeepTheirOrder() async throws {
+        try await SupervisorHarness.run { harness in
+            try harness.addDriver("org.test.order", devices: ["Den TV"])
+            let supervisor = try await harness.start()
+            let view = PickerView()
+            let picker = await supervisor.openPicker { view.update($0) }
+            try await harness.waitUntil("listed") { view.names() == ["Den TV"] }
+            try harness.command("org.test.order", "interleave:300")
+            try await harness.waitUntil("the last report heard", seconds: 20) { view.names().contains("Interleaved") }
+            // Answered after every report made before it: all of them have been taken in.
+            try await supervisor.call(driver: "org.test.order", ToDriver.Ping())
+            let names = await supervisor.pickerEntries().map(\.name)
+            let left = names.filter { $0.hasPrefix("Ordered ") }
+            #expect(Set(names) == ["Den TV", "Interleaved"], "\(left.count) devices heard lost before found, left listed: \(left.prefix(5).joined(separator: ", "))")
+            await supervisor.closePicker(picker.id)
+        }
+    }
+
     @Test func aDriverReadsNothingButItsSocket() async throws {
         try await SupervisorHarness.run { harness in
             try harness.addDriver("org.test.quiet", devices: ["Den TV"])

@@ -11,7 +11,9 @@ import MediaDevice
 /// Device-side events on command: `lose:NAME` (the device vanishes from the network, and discovery
 /// does not find it until `find:NAME`), `find:NAME` (it appears, or is back), `drop:NAME`
 /// (it ends its activation on its own), `bad-device` (a device.found that does not decode),
-/// `volume:LEVEL` (someone turned the device's own knob), `fail-sessions` (the media stops playing).
+/// `volume:LEVEL` (someone turned the device's own knob), `fail-sessions` (the media stops playing),
+/// `interleave:N` (N devices found from another thread, each lost again from the main actor right
+/// after, then "Interleaved" found from the main actor: heard in that order, none of the N is left).
 @main
 final class TestDriver: MediaDeviceExtension {
     let protocolType: UTType
@@ -70,6 +72,17 @@ final class TestDriver: MediaDeviceExtension {
             level = Float(command.dropFirst(7)) ?? level
             for playback in sessions.values { playback.volume = level }
             for name in deviceNames { routingManager.volumeChanged(for: device(name)) }
+        case _ where command.hasPrefix("interleave:"):
+            let rounds = Int(command.dropFirst(11)) ?? 0
+            let (routing, make) = (routingManager, Self.device)
+            let id = protocolType.identifier
+            Thread.detachNewThread {
+                for round in 0..<rounds {
+                    routing.foundDevice(make(id, "Ordered \(round)"))
+                    Task { @MainActor in routing.lostDevice(make(id, "Ordered \(round)")) }
+                }
+                Task { @MainActor in routing.foundDevice(make(id, "Interleaved")) }
+            }
         case "fail-sessions":
             for id in sessions.keys { routingManager.sessionFailed(MediaOutputSession(id: id), error: MediaDeviceError(.sessionFailed, "the media stopped: decoder error")) }
             sessions.removeAll()
@@ -93,8 +106,10 @@ final class TestDriver: MediaDeviceExtension {
         _ = frame.withUnsafeBytes { write(3, $0.baseAddress, $0.count) }
     }
 
-    private func device(_ name: String) -> MediaOutputDevice {
-        let id = protocolType.identifier + "/" + name.lowercased().replacingOccurrences(of: " ", with: "-")
+    private func device(_ name: String) -> MediaOutputDevice { Self.device(protocolType.identifier, name) }
+
+    private nonisolated static func device(_ protocolID: String, _ name: String) -> MediaOutputDevice {
+        let id = protocolID + "/" + name.lowercased().replacingOccurrences(of: " ", with: "-")
         return MediaOutputDevice(id: id, displayName: name, capabilities: [.urlPlayback], deviceType: .tv,
                                  volumeControl: .absolute, canMute: true)!
     }

@@ -38,17 +38,18 @@ extension Connection {
             close(reason: reason)
             throw reason
         }
-        if output.unsentByteCount >= Self.writeAtOnceBytes {
-            // Written now, not before the loop sleeps: a long job of the loop's thread that posts
-            // (the main actor's, on a driver's loop) gets its reports out as it goes.
-            flush()
+        if loop.inMainQueueJob, output.unsentByteCount >= Self.writeAtOnceBytes {
+            // Written now, not before the loop sleeps: a main-actor job that posts on and on runs
+            // while the loop waits for it, and gets its reports out as it goes (one that floods is
+            // then caught as flooding, not as hung).
+            writeOutput(readingLastWords: false)
         } else if !flushScheduled {
             flushScheduled = true
             loop.scheduleFlush(self)
         }
     }
 
-    /// Unsent output that is written as soon as it is enqueued.
+    /// Unsent output a main-queue job's enqueue writes at once.
     static let writeAtOnceBytes = 64 * 1024
 
     public nonisolated func flushBeforeSleep() {
@@ -59,6 +60,13 @@ extension Connection {
 
     func flush() {
         flushScheduled = false
+        writeOutput(readingLastWords: true)
+    }
+
+    /// Writes what waits. When the peer hung up, its last words are read first if
+    /// `readingLastWords`: not from an enqueue, whose caller may hold a lock (the routing
+    /// manager's) that handling what is read would take again.
+    private func writeOutput(readingLastWords: Bool) {
         if case .closed = state, !output.isEmpty { return }
         let allWritten: Bool
         do {
@@ -68,7 +76,7 @@ extension Connection {
                 let peerLeft = error.errno == .brokenPipe || error.errno == .connectionReset
                 // A peer that hung up may have said why first (a refusal before the handshake):
                 // read its last words, which close the connection with their own reason.
-                if peerLeft && !readingPaused { readAvailable() }
+                if peerLeft && readingLastWords && !readingPaused { readAvailable() }
                 if closeReason == nil {
                     close(reason: RPCError(.connectionClosed, peerLeft ? "\(label) closed the connection" : "cannot write to \(label): \(error)"))
                 }

@@ -168,10 +168,10 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
                 try? connection.enqueue(.notification(method: method, params: params, descriptorCount: 0), descriptors: [])
             }
         }
-        // From a main-actor job on a loop the main thread runs, it goes into the output at once:
-        // the loop runs nothing else meanwhile, so it keeps its place among what the main actor
-        // sends. From the loop's own work it follows that work, as from another thread.
-        if loop.inMainQueueJob { enqueue() } else { loop.execute(enqueue) }
+        // From a job of the main queue on a loop the main thread runs, it goes into the output at
+        // once, unless work given to the loop before waits (another thread's post, the answer of a
+        // handler the main actor just ran): then behind that work, as from anywhere else.
+        if loop.inMainQueueJob && !loop.hasQueuedWork { enqueue() } else { loop.execute(enqueue) }
     }
 
     public func close() {

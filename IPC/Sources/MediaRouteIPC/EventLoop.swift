@@ -16,6 +16,8 @@ public protocol EventLoopFlushable: AnyObject, Sendable {
 }
 
 /// One thread that waits in `epoll_wait`, runs I/O handlers, timers and Swift jobs, in that order.
+/// A driver's loop is its main thread, which serves the main dispatch queue too
+/// (`init(mainThreadNamed:)`).
 ///
 /// It is both a `SerialExecutor` (an actor can run on it: `Connection` does) and a `TaskExecutor`
 /// (`Task(executorPreference: loop)`). When a reply arrives, the waiting task resumes on this same
@@ -47,7 +49,12 @@ public final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable 
     @exclusivity(unchecked) private var nextTimerID: UInt64 = 1
     @exclusivity(unchecked) private var flushables: [any EventLoopFlushable] = []
     @exclusivity(unchecked) private var flushing: [any EventLoopFlushable] = []
+    /// The main queue has work (its eventfd was read), to be run once the loop's own work is done.
+    @exclusivity(unchecked) private var mainQueueReady = false
     @exclusivity(unchecked) private var drainingMainQueue = false
+    @exclusivity(unchecked) private var started = false
+    /// Whether a loop for the main thread was made: there is one main queue to serve.
+    private static let mainThreadLoopMade = Atomic<Bool>(false)
     /// Where every connection on this loop receives: reads happen one at a time on the loop thread
     /// and each is copied into its connection's decoder at once, so one buffer serves them all
     /// (one per connection cost 64 KiB each: 3,000 idle clients held 190 MB).
@@ -99,18 +106,20 @@ public final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable 
     /// the time a person waits for a picker or a play, on a 2-CPU machine).
     public convenience init(mainThreadNamed name: String) {
         precondition(clh_is_main_thread() != 0, "EventLoop(mainThreadNamed:) is for the main thread")
+        precondition(!Self.mainThreadLoopMade.exchange(true, ordering: .acquiringAndReleasing), "EventLoop(mainThreadNamed:) is made once per process")
         self.init(name: name, mainQueueFD: _dispatch_get_main_queue_handle_4CF())
         threadID.store(UInt(bitPattern: Int(bitPattern: pthread_self())), ordering: .releasing)
     }
 
     /// Runs the loop on the main thread until `shutdown()`, then exits the process.
     public func runOnMainThread() -> Never {
-        precondition(mainQueueFD != nil && inLoopThread, "runOnMainThread() runs a loop made by EventLoop(mainThreadNamed:), on the main thread")
+        precondition(mainQueueFD != nil && inLoopThread && !started, "runOnMainThread() runs a loop made by EventLoop(mainThreadNamed:), once, on the main thread")
         run()
         exit(0)
     }
 
-    /// Stops the thread after the current iteration. Registered handlers are dropped, not closed.
+    /// Stops the thread after the current iteration (a main-thread loop's process exits then).
+    /// Registered handlers are dropped, not closed.
     public func shutdown() {
         isRunning.store(false, ordering: .sequentiallyConsistent)
         wake()
@@ -118,9 +127,12 @@ public final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable 
 
     public var inLoopThread: Bool { threadID.load(ordering: .acquiring) == UInt(bitPattern: Int(bitPattern: pthread_self())) }
 
-    /// Whether the caller is a main-actor job this loop's thread runs (see `init(mainThreadNamed:)`):
-    /// the loop's own work waits for it to end.
+    /// Whether the caller is a job of the main queue (the main actor's among them) that this loop's
+    /// thread runs (see `init(mainThreadNamed:)`): the loop's own work waits for it to end.
     public var inMainQueueJob: Bool { inLoopThread && drainingMainQueue }
+
+    /// Whether work given to the loop (`execute`, jobs) waits to run.
+    var hasQueuedWork: Bool { !queue.withLock { $0.isEmpty } }
 
     // MARK: Executors
 
@@ -220,11 +232,22 @@ public final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable 
 
     private func run() {
         threadID.store(UInt(bitPattern: Int(bitPattern: pthread_self())), ordering: .releasing)
+        started = true
         var readyFDs = [Int32](repeating: 0, count: 64)
         var readyEvents = [UInt32](repeating: 0, count: 64)
         while isRunning.load(ordering: .relaxed) {
             runQueuedWork()
             runFlushes()
+            if mainQueueReady {
+                // After the loop's own work and its output: what other threads and earlier jobs
+                // gave it goes out before what the main queue's jobs make now. Then around again,
+                // for the work and output those jobs made.
+                mainQueueReady = false
+                drainingMainQueue = true
+                _dispatch_main_queue_callback_4CF(nil)
+                drainingMainQueue = false
+                continue
+            }
             let timeout = millisecondsUntilNextTimer()
             isSleeping.store(true, ordering: .sequentiallyConsistent)
             let hasWork = !queue.withLock { $0.isEmpty }
@@ -239,9 +262,7 @@ public final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable 
                     } else if fd == mainQueueFD {
                         var value: UInt64 = 0
                         _ = Glibc.read(fd, &value, 8)
-                        drainingMainQueue = true
-                        _dispatch_main_queue_callback_4CF(nil)
-                        drainingMainQueue = false
+                        mainQueueReady = true
                     } else {
                         // A copy: a handler that closes deregisters itself, and must live until it returns.
                         let handler = fd >= 0 && Int(fd) < directHandlers.count ? directHandlers[Int(fd)] : otherHandlers[fd]
