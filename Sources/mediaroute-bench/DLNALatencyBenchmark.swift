@@ -89,7 +89,7 @@ struct DLNALatencyBenchmark {
             print(listing.ours.millisecondsLine("  picker open to the renderer listed (warm driver, renderer new to it)"))
 
             guard let current = renderer else { throw BenchmarkError("no renderer") }
-            _ = try await running.activate(Self.name) { _ in nil }
+            let route = try await running.activate(Self.name) { _ in nil }
             let control = "http://\(current.host.address):\(current.port)/upnp/control/rendertransport1"
             var rawPlay: [UInt64] = [], ourPlay: [UInt64] = []
             for run in 0..<iterations {
@@ -110,7 +110,7 @@ struct DLNALatencyBenchmark {
                     })
                 }
                 if run % 2 == 0 { try await measureRaw() }
-                ourPlay.append(try await untilPlaying(running, url: media))
+                ourPlay.append(try await untilPlaying(running, session: route.session, url: media))
                 try await Task.sleep(for: .microseconds(Self.settle))
                 try await running.stopSession(Self.name)
                 // Each start finds the renderer idle: a Stop still being carried out would slow
@@ -138,10 +138,10 @@ struct DLNALatencyBenchmark {
     /// Plays `url` on the active renderer until the system sees it PLAYING: the clock stops in
     /// the supervisor's callback as it publishes that state (with the started route, or in a
     /// playback update after it), as the raw one stops when GetTransportInfo's answer is read.
-    private func untilPlaying(_ supervisor: Supervisor, url: String) async throws -> UInt64 {
+    private func untilPlaying(_ supervisor: Supervisor, session: String, url: String) async throws -> UInt64 {
         let (playing, continuation) = AsyncStream.makeStream(of: UInt64.self, bufferingPolicy: .bufferingOldest(1))
-        let watch = await supervisor.watchPlayback { _, state in
-            if state.status.state == .playing { continuation.yield(now()) }
+        let watch = await supervisor.watchPlayback { id, state in
+            if id == session, state.status.state == .playing { continuation.yield(now()) }
         }
         let timeout = Task {
             try await Task.sleep(for: .seconds(10))

@@ -44,10 +44,12 @@ struct ReceiverReconnectTests {
             #expect(!back.isPlaying && back.state == .paused && back.position == parkedAt)
             try await tv.statusShows("nothing playing")
 
-            // Resumed by the app: the receiver plays the tone again, from where it was.
+            // Resumed by the app: the receiver plays the tone again, from where it was. Said as it
+            // starts: what is left of the 4 s tone may end before a status line is asked for.
+            let resumed = tv.output.utf8.count
             await MainActor.run { media.playbackControl.isPlaying = true }
             try await media.playbackControl.synchronize()
-            try await tv.statusShows(": playing")
+            try await tv.waitFor("playing \(bed.media.url("tone.wav"))", after: resumed)
             try await bed.harness.waitUntil("from its position") { await MainActor.run { media.playbackControl.status.position } >= parkedAt }
         }
     }

@@ -10,7 +10,8 @@ extension DLNADriver {
         guard let active = active[session.id] else {
             return routingManager.sessionFailed(session, error: MediaDeviceError(.sessionFailed, "\(session) is not an active route of this driver"))
         }
-        // Begun at once: the renderer's requests go out before the supervisor's is answered.
+        // Begun at once: for a URL that needs no look-up, the renderer's requests go out before
+        // the supervisor's is answered.
         Task.immediate {
             // Connecting to the renderer while the URL is looked at and its metadata made.
             let connection = active.connectionForPlay()

@@ -198,6 +198,7 @@ public final class SSDPDiscovery: Sendable {
             do {
                 made = Searcher(channel: try await bootstrap().withBoundSocket(socket).get(), sender: sender)
             } catch {
+                // NIO owns `socket` from here (its adoption fails only on a bad descriptor).
                 sender.close()
                 throw error
             }
@@ -205,17 +206,18 @@ public final class SSDPDiscovery: Sendable {
             reported.yield("cannot search for renderers on \(key): \(error)")
             return nil
         }
-        let kept = state.withLock { state -> Bool in
-            guard !state.closed else { return false }
+        // Kept unless discovery closed, or another search put its own in meanwhile (a picker
+        // reopened while the last search still ran): then that one is used and this one retired.
+        let (kept, current) = state.withLock { state -> (Bool, Searcher?) in
+            guard !state.closed else { return (false, nil) }
+            let current = state.searchers[key]
+            guard current?.channel === old?.channel else { return (false, current) }
             state.searchers[key] = made
-            return true
+            return (true, made)
         }
-        if let old { await retire(old) }
-        guard kept else {
-            await retire(made)
-            return nil
-        }
-        return made
+        if kept, let old { await retire(old) }
+        if !kept { await retire(made) }
+        return current
     }
 
     /// A UDP socket bound to `address` (any port), SO_REUSEADDR, multicast leaving through it.
