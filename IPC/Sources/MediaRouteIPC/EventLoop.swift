@@ -129,7 +129,7 @@ public final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable 
 
     /// Whether the caller is a job of the main queue (the main actor's among them) that this loop's
     /// thread runs (see `init(mainThreadNamed:)`): the loop's own work waits for it to end.
-    public var inMainQueueJob: Bool { inLoopThread && drainingMainQueue }
+    var inMainQueueJob: Bool { inLoopThread && drainingMainQueue }
 
     /// Whether work given to the loop (`execute`, jobs) waits to run.
     var hasQueuedWork: Bool { !queue.withLock { $0.isEmpty } }
