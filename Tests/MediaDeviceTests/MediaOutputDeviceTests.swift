@@ -24,6 +24,9 @@ struct MediaOutputDeviceTests {
         ("id", "", .urlPlayback, []),
         ("id", "   ", .urlPlayback, []),
         ("id", "Bad\u{07}Name", .urlPlayback, []),
+        ("id", "Bad\u{9B}Name", .urlPlayback, []),
+        ("id", "Bad\u{7F}Name", .urlPlayback, []),
+        ("bad\u{85}id", "TV", .urlPlayback, []),
         ("id", String(repeating: "x", count: 129), .urlPlayback, []),
         ("id", "TV", MediaOutputDevice.Capabilities(), []),
         ("id", "TV", .urlPlayback, [.init(host: "", port: 80)]),
@@ -32,6 +35,13 @@ struct MediaOutputDeviceTests {
     func theFailableInitializerRejectsInvalidInput(_ id: String, _ name: String, _ capabilities: MediaOutputDevice.Capabilities,
                                                    _ endpoints: [MediaOutputDevice.NetworkEndpoint]) {
         #expect(MediaOutputDevice(id: id, displayName: name, capabilities: capabilities, requiredNetworkEndpoints: endpoints) == nil)
+    }
+
+    @Test func namesBeyondASCIIAreTakenAndCountedInCharacters() {
+        #expect(MediaOutputDevice(id: "salon-é", displayName: "Téléviseur du séjour 📺", capabilities: .urlPlayback) != nil)
+        // 128 characters of two bytes each: 256 bytes, still 128 characters.
+        #expect(MediaOutputDevice(id: "id", displayName: String(repeating: "é", count: 128), capabilities: .urlPlayback) != nil)
+        #expect(MediaOutputDevice(id: "id", displayName: String(repeating: "é", count: 129), capabilities: .urlPlayback) == nil)
     }
 
     @Test func wireErrorsNameTheMember() throws {

@@ -81,9 +81,13 @@ public struct MediaOutputDevice: Sendable, Hashable, Identifiable, CustomStringC
 
     /// Why these values cannot make a device, as a sentence; nil if they can.
     static func problem(id: String, displayName: String, capabilities: Capabilities, endpoints: [NetworkEndpoint]) -> String? {
-        func printable(_ s: String) -> Bool { !s.unicodeScalars.contains { $0.properties.generalCategory == .control } }
+        // ASCII, the usual text, byte by byte; other text scalar by scalar (C1 controls lie outside
+        // ASCII): looking up every scalar's category cost tens of µs per device as it was listed.
+        func printable(_ s: String) -> Bool {
+            s.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7F } || !s.unicodeScalars.contains { $0.properties.generalCategory == .control }
+        }
         if id.isEmpty || id.utf8.count > 256 || !printable(id) { return "the device id must be 1 to 256 bytes without control characters" }
-        if displayName.allSatisfy(\.isWhitespace) || displayName.count > 128 || !printable(displayName) {
+        if displayName.allSatisfy(\.isWhitespace) || (displayName.utf8.count > 128 && displayName.count > 128) || !printable(displayName) {
             return "the display name must be 1 to 128 printable characters"
         }
         if capabilities.isEmpty { return "a device needs at least one capability (urlPlayback, realtimeAudioStreaming, realtimeVideoStreaming)" }

@@ -47,13 +47,14 @@ public struct ProtocolInfo: Sendable, Hashable, CustomStringConvertible {
         return start..<end
     }
 
-    /// The entries of a comma-separated list, as field ranges, for `list` and `summary`.
-    private static func forEachEntry(of text: String, _ body: (UnsafeBufferPointer<UInt8>, Range<Int>) -> Void) {
+    /// The entries of a comma-separated list, as field ranges, for `list` and `summary`, until
+    /// `body` returns false.
+    private static func forEachEntry(of text: String, _ body: (UnsafeBufferPointer<UInt8>, Range<Int>) -> Bool) {
         var text = text
         text.withUTF8 { bytes in
             var start = 0
             for index in 0...bytes.count where index == bytes.count || bytes[index] == UInt8(ascii: ",") {
-                body(bytes, start..<index)
+                guard body(bytes, start..<index) else { return }
                 start = index + 1
             }
         }
@@ -71,6 +72,7 @@ public struct ProtocolInfo: Sendable, Hashable, CustomStringConvertible {
         var entries: [ProtocolInfo] = []
         forEachEntry(of: text) { bytes, range in
             if let entry = ProtocolInfo(bytes: bytes, range) { entries.append(entry) }
+            return true
         }
         return entries
     }
@@ -96,10 +98,12 @@ public struct ProtocolInfo: Sendable, Hashable, CustomStringConvertible {
                 }
             }
             guard let fields = Self.fields(bytes, range), fields.transport.count == 8,
-                  field(fields.transport, startsWith: "http-get".utf8, ignoringCase: false) else { return }
+                  field(fields.transport, startsWith: "http-get".utf8, ignoringCase: false) else { return true }
             summary.fetchesOverHTTP = true
             if field(fields.contentFormat, startsWith: "audio/".utf8, ignoringCase: true) { summary.rendersAudio = true }
             if field(fields.contentFormat, startsWith: "video/".utf8, ignoringCase: true) { summary.rendersVideo = true }
+            // A TV's list says all there is to say long before its end.
+            return !(summary.rendersAudio && summary.rendersVideo)
         }
         return summary
     }
