@@ -9,13 +9,19 @@ import TestSupport
 /// stops said for what they were, a device that drops its activation, a report that does not decode.
 @Suite(.timeLimit(.minutes(2)))
 struct SupervisorBehaviourTests {
+    /// A started supervisor with one test driver of `device`, and a picker open until it lists it.
+    private func listing(_ device: String, by protocolID: String, in harness: SupervisorHarness) async throws -> (Supervisor, PickerView, (id: Int, entries: [PickerEntry])) {
+        try harness.addDriver(protocolID, devices: [device])
+        let supervisor = try await harness.start()
+        let view = PickerView()
+        let picker = await supervisor.openPicker { view.update($0) }
+        try await harness.waitUntil("listed") { view.names() == [device] }
+        return (supervisor, view, picker)
+    }
+
     @Test func aPickerThatStartsADriverAsksItToDiscoverOnce() async throws {
         try await SupervisorHarness.run { harness in
-            try harness.addDriver("org.test.once", devices: ["Study Lamp"])
-            let supervisor = try await harness.start()
-            let view = PickerView()
-            let picker = await supervisor.openPicker { view.update($0) }
-            try await harness.waitUntil("listed") { view.names() == ["Study Lamp"] }
+            let (supervisor, _, picker) = try await listing("Study Lamp", by: "org.test.once", in: harness)
             await supervisor.closePicker(picker.id)
             try await supervisor.call(driver: "org.test.once", ToDriver.Ping())
             // The driver's stderr arrives in the order it was written: once the mark is logged,
@@ -30,11 +36,7 @@ struct SupervisorBehaviourTests {
     /// after what another thread reported before it (each lost device after its found one).
     @Test func reportsFromAnotherThreadAndFromTheMainActorKeepTheirOrder() async throws {
         try await SupervisorHarness.run { harness in
-            try harness.addDriver("org.test.order", devices: ["Den TV"])
-            let supervisor = try await harness.start()
-            let view = PickerView()
-            let picker = await supervisor.openPicker { view.update($0) }
-            try await harness.waitUntil("listed") { view.names() == ["Den TV"] }
+            let (supervisor, view, picker) = try await listing("Den TV", by: "org.test.order", in: harness)
             try harness.command("org.test.order", "interleave:300")
             try await harness.waitUntil("the last report heard", seconds: 20) { view.names().contains("Interleaved") }
             // Answered after every report made before it: all of them have been taken in.
@@ -48,11 +50,7 @@ struct SupervisorBehaviourTests {
 
     @Test func aDriverReadsNothingButItsSocket() async throws {
         try await SupervisorHarness.run { harness in
-            try harness.addDriver("org.test.quiet", devices: ["Den TV"])
-            let supervisor = try await harness.start()
-            let view = PickerView()
-            let picker = await supervisor.openPicker { view.update($0) }
-            try await harness.waitUntil("listed") { view.names() == ["Den TV"] }
+            let (supervisor, _, picker) = try await listing("Den TV", by: "org.test.quiet", in: harness)
             let pid = try #require(await harness.status("org.test.quiet")?.pid)
             #expect(try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/0") == "/dev/null")
             await supervisor.closePicker(picker.id)

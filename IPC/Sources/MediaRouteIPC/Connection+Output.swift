@@ -38,7 +38,7 @@ extension Connection {
             close(reason: reason)
             throw reason
         }
-        if loop.inMainQueueJob, output.unsentByteCount >= Self.writeAtOnceBytes {
+        if output.unsentByteCount >= Self.writeAtOnceBytes, loop.inMainQueueJob {
             // Written now, not before the loop sleeps: a main-actor job that posts on and on runs
             // while the loop waits for it, and gets its reports out as it goes (one that floods is
             // then caught as flooding, not as hung).

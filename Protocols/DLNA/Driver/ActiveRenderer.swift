@@ -191,9 +191,8 @@ final class ActiveRenderer {
                                           over: early, thenOpening: toPlay)
             .flatMap { _ in transport.invocation("Play", ["InstanceID": "0", "Speed": "1"], on: loop, over: toPlay, thenOpening: toRead) }
         let reading = played.flatMap { _ in transport.invocation("GetTransportInfo", ["InstanceID": "0"], on: loop, over: toRead) }
-        // Closed unused when a request before them failed.
+        // Closed unused when a request before them failed (`early` is its opener's to close).
         reading.whenComplete { _ in
-            early?.close()
             toPlay?.close()
             toRead?.close()
         }
