@@ -63,14 +63,12 @@ enum DriverRuntime {
 
     nonisolated static func handlers() -> RPCHandlers {
         var handlers = RPCHandlers()
-        /// Runs `body` on the main actor with the driver, after the params decoded.
+        /// Runs `body` on the main actor with the driver, after the params decoded: as the request
+        /// is read, when nothing the main actor was given waits before it.
         func on<Request: WireRequest>(_ type: Request.Type, _ body: @escaping @MainActor @Sendable (any MediaDeviceExtension, Request) throws -> Request.Result) {
-            handlers.on(type) { request, _ in
-                let result: Result<Request.Result, any Error> = await MainActor.run {
-                    guard let driver = DriverRuntime.driver else { return .failure(RPCError(.internalError, "the driver is not running")) }
-                    return Result { try body(driver, request) }
-                }
-                do { return try result.get() } catch let error as MediaDeviceError { throw error.rpcError }
+            handlers.onMainActor(type) { request, _ in
+                guard let driver = DriverRuntime.driver else { throw RPCError(.internalError, "the driver is not running") }
+                do { return try body(driver, request) } catch let error as MediaDeviceError { throw error.rpcError }
             }
         }
         on(ToDriver.StartDiscovery.self) { driver, _ in driver.startDeviceDiscovery(); return NoResult() }

@@ -135,9 +135,10 @@ struct DLNALatencyBenchmark {
         }
     }
 
-    /// Plays `url` on the active renderer until the system sees it PLAYING: the clock stops in
-    /// the supervisor's callback as it publishes that state (with the started route, or in a
-    /// playback update after it), as the raw one stops when GetTransportInfo's answer is read.
+    /// Plays `url` on the active renderer until the system sees it PLAYING: the clock starts as
+    /// the supervisor takes the request and stops in its callback as it publishes that state
+    /// (with the started route, or in a playback update after it), as the raw one runs from its
+    /// first request until GetTransportInfo's answer is read.
     private func untilPlaying(_ supervisor: Supervisor, session: String, url: String) async throws -> UInt64 {
         let (playing, continuation) = AsyncStream.makeStream(of: UInt64.self, bufferingPolicy: .bufferingOldest(1))
         let watch = await supervisor.watchPlayback { id, state in
@@ -148,9 +149,9 @@ struct DLNALatencyBenchmark {
             continuation.finish()
         }
         defer { timeout.cancel() }
-        let start = now()
+        let start: UInt64
         do {
-            _ = try await supervisor.startSession(Self.name, url: url)
+            start = try await supervisor.timed { try await $0.startSession(Self.name, url: url) }.start
         } catch {
             await supervisor.unwatchPlayback(watch)
             throw error

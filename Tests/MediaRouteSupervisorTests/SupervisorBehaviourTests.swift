@@ -48,6 +48,25 @@ struct SupervisorBehaviourTests {
         }
     }
 
+    /// A report the main actor makes is written as it is made, not once the main actor's job
+    /// ends: the supervisor hears a device found while the driver's main thread works on (here it
+    /// holds until told, which it would never be if the report waited for the job's end).
+    @Test func aReportFromTheMainActorLeavesWhileItsJobGoesOn() async throws {
+        try await SupervisorHarness.run { harness in
+            let (supervisor, view, picker) = try await listing("Den TV", by: "org.test.hold", in: harness)
+            try harness.command("org.test.hold", "hold:Busy TV")
+            do {
+                try await harness.waitUntil("Busy TV heard while the driver's main thread is held", seconds: 5) { view.names().contains("Busy TV") }
+            } catch {
+                try harness.release("org.test.hold")
+                throw error
+            }
+            try harness.release("org.test.hold")
+            try await supervisor.call(driver: "org.test.hold", ToDriver.Ping())
+            await supervisor.closePicker(picker.id)
+        }
+    }
+
     @Test func aDriverReadsNothingButItsSocket() async throws {
         try await SupervisorHarness.run { harness in
             let (supervisor, _, picker) = try await listing("Den TV", by: "org.test.quiet", in: harness)

@@ -13,7 +13,9 @@ import MediaDevice
 /// (it ends its activation on its own), `bad-device` (a device.found that does not decode),
 /// `volume:LEVEL` (someone turned the device's own knob), `fail-sessions` (the media stops playing),
 /// `interleave:N` (N devices found from another thread, each lost again from the main actor right
-/// after, then "Interleaved" found from the main actor: heard in that order, none of the N is left).
+/// after, then "Interleaved" found from the main actor: heard in that order, none of the N is left),
+/// `hold:NAME` (NAME found from the main actor, which then holds the main thread until a file
+/// `release` appears beside the command file, 10 s at most).
 @main
 final class TestDriver: MediaDeviceExtension {
     let protocolType: UTType
@@ -83,6 +85,11 @@ final class TestDriver: MediaDeviceExtension {
                 }
                 Task { @MainActor in routing.foundDevice(make(id, "Interleaved")) }
             }
+        case _ where command.hasPrefix("hold:"):
+            routingManager.foundDevice(device(String(command.dropFirst(5))))
+            let release = (routingManager.stateDirectory as NSString).appendingPathComponent("release")
+            let deadline = ContinuousClock.now + .seconds(10)
+            while !FileManager.default.fileExists(atPath: release), ContinuousClock.now < deadline { usleep(1000) }
         case "fail-sessions":
             for id in sessions.keys { routingManager.sessionFailed(MediaOutputSession(id: id), error: MediaDeviceError(.sessionFailed, "the media stopped: decoder error")) }
             sessions.removeAll()

@@ -127,6 +127,11 @@ public final class SupervisorHarness: @unchecked Sendable {
         try Data(word.utf8).write(to: URL(fileURLWithPath: "\(state)/drivers/\(protocolID)/command"), options: .atomic)
     }
 
+    /// Creates the file the test driver's `hold:NAME` waits for.
+    public func release(_ protocolID: String) throws {
+        try Data().write(to: URL(fileURLWithPath: "\(state)/drivers/\(protocolID)/release"))
+    }
+
     public func status(_ protocolID: String) async -> DriverStatus? {
         await supervisor.driverStatuses().first { $0.protocolID == protocolID }
     }

@@ -21,6 +21,7 @@ extension Connection {
                 switch answering {
                 case .immediately(let handler): send(Self.answer(to: request, Result { try handler(request) }))
                 case .inTask(let handler): start(handler, request)
+                case .onMainActor(let handler): answerOnMainActor(handler, request)
                 }
             } else {
                 try? enqueue(.errorResponse(id: id, error: .methodNotFound(method)), descriptors: [])
@@ -46,6 +47,35 @@ extension Connection {
         guard let answering = handlers.requests[method] else { return nil }
         lastRequestHandler = (method, answering)
         return answering
+    }
+
+    /// Runs a main-actor handler as its request is read when the loop allows it (see
+    /// `EventLoop.runAsMainQueueJob`) and no earlier one waits in a task; else in a task. Reports
+    /// the handler makes go into the output as it makes them, so its answer follows them, behind
+    /// any work queued meanwhile.
+    private func answerOnMainActor(_ handler: @escaping RPCHandlers.MainActorRequestHandler, _ request: IncomingRequest) {
+        var outcome: Result<RPCReply, any Error>?
+        let ran = mainActorRequestsInTasks == 0 && loop.runAsMainQueueJob {
+            outcome = Result { try MainActor.assumeIsolated { try handler(request) } }
+        }
+        guard ran, let outcome else {
+            mainActorRequestsInTasks += 1
+            return start({ [self] request in
+                defer { mainActorTaskAnswered() }
+                return try await MainActor.run { try handler(request) }
+            }, request)
+        }
+        let answer = Self.answer(to: request, outcome)
+        if loop.hasQueuedWork {
+            loop.execute { [self] in assumeIsolated { $0.send(answer) } }
+        } else {
+            send(answer)
+        }
+    }
+
+    /// Counts a main-actor request's task out; its handler task runs on the loop (`start`).
+    private nonisolated func mainActorTaskAnswered() {
+        assumeIsolated { $0.mainActorRequestsInTasks -= 1 }
     }
 
     /// Starts the handler's task preferring this loop, so that what the handler awaits (nonisolated

@@ -66,7 +66,7 @@ extension Connection {
     /// Writes what waits. When the peer hung up, its last words are read first if
     /// `readingLastWords`: not from an enqueue, whose caller may hold a lock (the routing
     /// manager's) that handling what is read would take again.
-    private func writeOutput(readingLastWords: Bool) {
+    func writeOutput(readingLastWords: Bool) {
         if case .closed = state, !output.isEmpty { return }
         let allWritten: Bool
         do {

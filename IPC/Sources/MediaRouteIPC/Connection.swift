@@ -45,6 +45,9 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
     /// cannot make this side answer more) until it takes what waits. See `pauseReading`.
     @exclusivity(unchecked) var readingPaused = false
     var closeWaiters: [UnsafeContinuation<RPCError, Never>] = []
+    /// Main-actor requests handed to tasks whose handlers have not yet run (see
+    /// `answerOnMainActor`): later ones wait behind them, to run in the order they came.
+    @exclusivity(unchecked) var mainActorRequestsInTasks = 0
     /// The handler last looked up by method name (`handlers` never changes, so it stays right).
     @exclusivity(unchecked) var lastRequestHandler: (method: String, answering: RPCHandlers.Answering)?
 
@@ -171,7 +174,21 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
         // From a job of the main queue on a loop the main thread runs, it goes into the output at
         // once, unless work given to the loop before waits (another thread's post, the answer of a
         // handler the main actor just ran): then behind that work, as from anywhere else.
-        if loop.inMainQueueJob && !loop.hasQueuedWork { enqueue() } else { loop.execute(enqueue) }
+        if loop.inMainQueueJob && !loop.hasQueuedWork {
+            assumeIsolated { $0.postFromMainQueueJob(.notification(method: method, params: params, descriptorCount: 0)) }
+        } else {
+            loop.execute(enqueue)
+        }
+    }
+
+    /// A main-queue job's report is written at once when it is the first since the output was
+    /// last flushed; later ones leave with that flush, before the loop sleeps. The peer hears the
+    /// first (a session started, a device found) while the main actor goes on to what follows,
+    /// which can take long, and a burst still leaves in two writes.
+    private func postFromMainQueueJob(_ message: Message) {
+        let first = !flushScheduled
+        do { try enqueue(message, descriptors: []) } catch { return }
+        if first { writeOutput(readingLastWords: false) }
     }
 
     public func close() {

@@ -128,11 +128,23 @@ public final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable 
     public var inLoopThread: Bool { threadID.load(ordering: .acquiring) == UInt(bitPattern: Int(bitPattern: pthread_self())) }
 
     /// Whether the caller is a job of the main queue (the main actor's among them) that this loop's
-    /// thread runs (see `init(mainThreadNamed:)`): the loop's own work waits for it to end.
+    /// thread runs (see `init(mainThreadNamed:)`), or runs as one (`runAsMainQueueJob`): the
+    /// loop's own work waits for it to end.
     var inMainQueueJob: Bool { inLoopThread && drainingMainQueue }
 
     /// Whether work given to the loop (`execute`, jobs) waits to run.
     var hasQueuedWork: Bool { !queue.withLock { $0.isEmpty } }
+
+    /// Runs `body` now, as a job of the main queue (`inMainQueueJob`), if this is the main
+    /// thread's loop, called on it outside a job, and nothing waits to run before: no work given
+    /// to the loop, no main-queue jobs known to be ready. Returns whether it ran.
+    func runAsMainQueueJob(_ body: () -> Void) -> Bool {
+        guard mainQueueFD != nil, inLoopThread, !drainingMainQueue, !mainQueueReady, !hasQueuedWork else { return false }
+        drainingMainQueue = true
+        defer { drainingMainQueue = false }
+        body()
+        return true
+    }
 
     // MARK: Executors
 

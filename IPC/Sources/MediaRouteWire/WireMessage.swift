@@ -82,7 +82,18 @@ extension RPCHandlers {
         }
     }
 
-    /// The same, for an answer that carries descriptors (the reply owns and closes them).
+    /// Answers `Request` on the main actor (see `RPCHandlers.MainActorRequestHandler`); params
+    /// that do not decode are refused as `on` refuses them.
+    package mutating func onMainActor<Request: WireRequest>(
+        _ type: Request.Type, _ body: @escaping @MainActor @Sendable (Request, IncomingRequest) throws -> Request.Result
+    ) {
+        onMainActorRequest(Request.method) { incoming in
+            let request = try Request.decode(incoming.params)
+            return RPCReply(WireEncoder.encode(try body(request, incoming)))
+        }
+    }
+
+    /// The same as `on`, for an answer that carries descriptors (the reply owns and closes them).
     package mutating func on<Request: WireRequest>(
         _ type: Request.Type, replying body: @escaping @Sendable (Request, IncomingRequest) async throws -> (Request.Result, [Int32])
     ) {

@@ -2,6 +2,7 @@ import Foundation
 import MediaDevice
 import MediaRouteIPC
 import NIOCore
+import Synchronization
 import UPnP
 
 /// An activated renderer: its services, its events (or polling when it will not send them), the
@@ -50,8 +51,8 @@ final class ActiveRenderer {
     private var tasks: [Task<Void, Never>] = []
     /// Reading the transport state after Play, until it plays (`followTransition`).
     private var transition: Task<Void, Never>?
-    /// `play` waiting for the renderer's first word after Play (`firstWord`), and which play it is.
-    private var firstWordWaiter: CheckedContinuation<Void, Never>?
+    /// `play` waiting for the renderer's first word after Play (`firstWord`).
+    private var firstWordWait: FirstWordWait?
     private var plays = 0
     private var isEnded = false
     /// Consecutive unanswered requests: two in a row (a second apart) end the route.
@@ -210,28 +211,27 @@ final class ActiveRenderer {
         transition = Task { [weak self] in await self?.followTransition() }
     }
 
-    /// Until the renderer says it plays (an event), or `reading` is answered and taken in.
+    /// Until the renderer says it plays (an event), or `reading` is answered and taken in. The
+    /// answer resumes this wait from the event loop, which wakes the main actor once (a task
+    /// made there to take it in, then this one resumed, cost two of its jobs).
     private func firstWord(after play: Int, reading: EventLoopFuture<[String: String]>) async {
         guard transportState != "PLAYING" else { return }
-        await withCheckedContinuation { continuation in
-            firstWordWaiter?.resume()
-            firstWordWaiter = continuation
-            reading.whenComplete { result in
-                Task { @MainActor in
-                    if self.plays == play, case .success(let info) = result {
-                        var event = RendererEvent()
-                        event.transportState = info["CurrentTransportState"]
-                        self.apply(event)
-                    }
-                    if self.plays == play { self.heardFirstWord() }
-                }
-            }
+        let wait = FirstWordWait()
+        firstWordWait?.resume(with: nil)
+        firstWordWait = wait
+        let answer = await withCheckedContinuation { continuation in
+            wait.start(continuation)
+            reading.whenComplete { result in wait.resume(with: try? result.get()) }
         }
+        guard plays == play, let answer else { return }
+        var event = RendererEvent()
+        event.transportState = answer["CurrentTransportState"]
+        apply(event)
     }
 
     private func heardFirstWord() {
-        firstWordWaiter?.resume()
-        firstWordWaiter = nil
+        firstWordWait?.resume(with: nil)
+        firstWordWait = nil
     }
 
     /// An answer chained on the event loop (`SOAPService.invocation`), as `invoke` would throw it.
@@ -470,5 +470,20 @@ final class ActiveRenderer {
         guard !isEnded else { return }
         shutDown()
         gone(reason)
+    }
+}
+
+/// A play's wait for the renderer's first word after Play: resumed once, by whichever comes
+/// first: the reading's answer (on the event loop), or an event, a newer play or a stop (on the
+/// main actor), which resume it with nil.
+private final class FirstWordWait: Sendable {
+    private let continuation = Mutex<CheckedContinuation<[String: String]?, Never>?>(nil)
+
+    func start(_ continuation: CheckedContinuation<[String: String]?, Never>) {
+        self.continuation.withLock { $0 = continuation }
+    }
+
+    func resume(with answer: [String: String]?) {
+        continuation.withLock { $0.take() }?.resume(returning: answer)
     }
 }
