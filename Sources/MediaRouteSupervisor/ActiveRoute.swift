@@ -30,8 +30,9 @@ final class ActiveRoute {
     private var playbackRevision: Int64 = 0
     /// The app that started the session, which alone sees its state and its data.
     var mediaOwner: ClientID?
-    /// A session start is in progress: the route is taken.
-    var isStartingSession = false
+    /// The session start in progress (`Supervisor.play`): the route is taken until it ends.
+    var sessionStart: SessionStart?
+    var isStartingSession: Bool { sessionStart != nil }
 
     var volume: Float?
     var muted: Bool?
@@ -124,12 +125,22 @@ final class ActiveRoute {
     }
 }
 
+/// A session start under way on a route: what it plays and for whom, and whether the driver's
+/// `session.started` was taken in (then the driver's playback reports count).
+struct SessionStart {
+    let url: String
+    let owner: ClientID?
+    var takenIn = false
+}
+
 /// What a driver reports about one activation or session, delivered in order to whoever waits.
 enum SessionEvent: Sendable {
     case activated
     case activationFailed(MediaDeviceError)
     case pairingRequested(reason: String?, method: MediaOutputDevice.AuthorizationMethod)
     case started(application: String?, state: PlaybackStatus)
+    /// `started`, taken in as it was read (`Supervisor.sessionStarted`): nil, or why it could not be.
+    case takenIn(MediaDeviceError?)
     case sessionFailed(MediaDeviceError)
     /// The driver died or the wait timed out.
     case aborted(MediaDeviceError)
@@ -140,24 +151,20 @@ enum SessionEvent: Sendable {
 final class SessionMailbox: Sendable {
     /// The driver whose reports this mailbox receives; its death aborts the wait.
     let protocolID: String
-    private let state = Mutex<(queued: [SessionEvent], waiter: CheckedContinuation<SessionEvent, Never>?, started: Bool, later: PlaybackStatus?)>(
-        ([], nil, false, nil))
+    private let state = Mutex<(queued: [SessionEvent], waiter: CheckedContinuation<SessionEvent, Never>?, settled: Bool)>(([], nil, false))
 
     init(protocolID: String) { self.protocolID = protocolID }
 
-    /// The driver's newest playback state reported after `session.started` was delivered but
-    /// before the start was taken in (the report follows on the wire while the waiting task is
-    /// still to run): newer than the state the start carries, so it is the one stored.
-    var stateAfterStart: PlaybackStatus? { state.withLock { $0.later } }
-
-    /// A playback state reported while the start is under way; kept only once it has started.
-    func reported(_ playback: PlaybackStatus) {
-        state.withLock { state in if state.started { state.later = playback } }
-    }
+    /// Whether a start's outcome was delivered (started, failed, aborted): the wait ends with the
+    /// first, so a `session.started` after it is not taken in.
+    var isSettled: Bool { state.withLock { $0.settled } }
 
     func deliver(_ event: SessionEvent) {
         let waiter: CheckedContinuation<SessionEvent, Never>? = state.withLock { state in
-            if case .started = event { state.started = true }
+            switch event {
+            case .started, .takenIn, .sessionFailed, .aborted: state.settled = true
+            case .activated, .activationFailed, .pairingRequested: break
+            }
             guard let waiter = state.waiter else {
                 state.queued.append(event)
                 return nil

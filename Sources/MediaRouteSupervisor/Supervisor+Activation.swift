@@ -104,7 +104,7 @@ extension Supervisor {
                                              reason: reason, method: method)
                 let code = await pairing(request)
                 try await call(record, ToDriver.Pair(device: target, session: session.id, code: code))
-            case .started, .sessionFailed:
+            case .started, .takenIn, .sessionFailed:
                 continue
             }
         }

@@ -41,9 +41,7 @@ extension Supervisor {
         on(FromDriver.PairingRequested.self) { supervisor, report, _ in
             supervisor.deliver(report.session, .pairingRequested(reason: report.reason, method: report.authorizationMethod))
         }
-        on(FromDriver.SessionStarted.self) { supervisor, report, _ in
-            supervisor.deliver(report.session, .started(application: report.application, state: report.state))
-        }
+        on(FromDriver.SessionStarted.self) { supervisor, report, record in supervisor.sessionStarted(report, by: record) }
         on(FromDriver.SessionFailed.self) { supervisor, report, _ in
             if supervisor.routes.mailboxes[report.session] != nil {
                 supervisor.deliver(report.session, .sessionFailed(report.error))
@@ -53,11 +51,8 @@ extension Supervisor {
         }
         on(FromDriver.PlaybackState.self) { supervisor, report, record in
             guard let route = supervisor.routes[report.session], route.record === record else { return }
-            if route.isStartingSession {
-                supervisor.routes.mailboxes[report.session]?.reported(report.state)
-                return
-            }
-            guard route.playback != nil, !route.isSessionParked else { return }
+            // During a start, the state comes with `session.started`; reports count from then.
+            guard route.sessionStart?.takenIn ?? true, route.playback != nil, !route.isSessionParked else { return }
             let stored = route.store(playback: report.state)
             supervisor.publish(.playback(session: report.session, owner: route.mediaOwner, state: stored))
         }

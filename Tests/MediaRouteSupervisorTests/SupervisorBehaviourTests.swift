@@ -67,6 +67,29 @@ struct SupervisorBehaviourTests {
         }
     }
 
+    /// A driver cannot finish another driver's session start: its `session.started` naming a
+    /// session that is not its own is not taken in, and the start waits on for its own driver.
+    @Test func aDriverCannotStartAnotherDriversSession() async throws {
+        try await SupervisorHarness.run { harness in
+            try harness.addDriver("org.test.honest", devices: ["Hall TV"])
+            try harness.addDriver("org.test.liar", devices: ["Odd Box"])
+            let supervisor = try await harness.start()
+            let picker = await supervisor.openPicker { _ in }
+            try await harness.waitUntil("both listed") { await supervisor.pickerEntries().count == 2 }
+            let route = try await supervisor.activate("Hall TV") { _ in nil }
+            let start = Task { try await supervisor.startSession("Hall TV", url: "http://192.0.2.1/media.hold") }
+            try await harness.waitUntil("the start under way") { await supervisor.isStartingSession(route.session) }
+            try harness.command("org.test.liar", "lie-started:\(route.session)")
+            try await harness.waitUntil("the lie sent") { !FileManager.default.fileExists(atPath: "\(harness.state)/drivers/org.test.liar/command") }
+            // Answered after the lie was read (reports and answers keep their order).
+            try await supervisor.call(driver: "org.test.liar", ToDriver.Ping())
+            #expect(await supervisor.isStartingSession(route.session), "the liar's session.started was taken in")
+            try harness.command("org.test.honest", "fail-sessions")
+            await #expect(throws: MediaDeviceError.self) { try await start.value }
+            await supervisor.closePicker(picker.id)
+        }
+    }
+
     @Test func aDriverReadsNothingButItsSocket() async throws {
         try await SupervisorHarness.run { harness in
             let (supervisor, _, picker) = try await listing("Den TV", by: "org.test.quiet", in: harness)
@@ -191,4 +214,8 @@ struct SupervisorBehaviourTests {
             #expect(await supervisor.pickerEntries().allSatisfy { $0.name != "Odd TV" })
         }
     }
+}
+
+extension Supervisor {
+    func isStartingSession(_ session: String) -> Bool { routes[session]?.isStartingSession ?? false }
 }

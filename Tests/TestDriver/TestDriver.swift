@@ -15,7 +15,9 @@ import MediaDevice
 /// `interleave:N` (N devices found from another thread, each lost again from the main actor right
 /// after, then "Interleaved" found from the main actor: heard in that order, none of the N is left),
 /// `hold:NAME` (NAME found from the main actor, which then holds the main thread until a file
-/// `release` appears beside the command file, 10 s at most).
+/// `release` appears beside the command file, 10 s at most), `lie-started:SESSION` (a
+/// `session.started` for a session that is not this driver's). A URL ending in `.hold` starts a
+/// session that reports nothing until `fail-sessions`.
 @main
 final class TestDriver: MediaDeviceExtension {
     let protocolType: UTType
@@ -90,7 +92,11 @@ final class TestDriver: MediaDeviceExtension {
             let release = (routingManager.stateDirectory as NSString).appendingPathComponent("release")
             let deadline = ContinuousClock.now + .seconds(10)
             while !FileManager.default.fileExists(atPath: release), ContinuousClock.now < deadline { usleep(1000) }
+        case _ where command.hasPrefix("lie-started:"):
+            rawFrame(Array(#"{"jsonrpc":"2.0","method":"session.started","params":{"session":"\#(command.dropFirst(12))","state":{"state":"playing"}}}"#.utf8))
         case "fail-sessions":
+            for id in held { routingManager.sessionFailed(MediaOutputSession(id: id), error: MediaDeviceError(.sessionFailed, "the media never started")) }
+            held.removeAll()
             for id in sessions.keys { routingManager.sessionFailed(MediaOutputSession(id: id), error: MediaDeviceError(.sessionFailed, "the media stopped: decoder error")) }
             sessions.removeAll()
         case _ where command.hasPrefix("find:"):  // a device appears on the network while discovery runs
@@ -170,8 +176,13 @@ final class TestDriver: MediaDeviceExtension {
     func unmuteDevice(_ device: MediaOutputDevice) { muted = false }
     func isDeviceMuted(_ device: MediaOutputDevice) -> Bool { muted }
     private var sessions: [String: Playback] = [:]
+    private var held: Set<String> = []
 
     func startSession(_ session: MediaOutputSession, identifier: String?, url: URL) {
+        if url.path.hasSuffix(".hold") {
+            held.insert(session.id)
+            return
+        }
         guard url.path.hasSuffix(".mp4") || url.path.hasSuffix(".wav") else {
             routingManager.sessionFailed(session, error: MediaDeviceError(.sessionFailed, "cannot play \(url.lastPathComponent): not a media file"))
             return
