@@ -159,6 +159,9 @@ final class SessionMailbox: Sendable {
     /// first, so a `session.started` after it is not taken in.
     var isSettled: Bool { state.withLock { $0.settled } }
 
+    /// Marks the start's outcome as had without delivering one: the start ended on its own.
+    func settle() { state.withLock { $0.settled = true } }
+
     func deliver(_ event: SessionEvent) {
         let waiter: CheckedContinuation<SessionEvent, Never>? = state.withLock { state in
             switch event {

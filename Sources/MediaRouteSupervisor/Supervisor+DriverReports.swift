@@ -35,17 +35,18 @@ extension Supervisor {
             supervisor.devicesChanged(devices, of: record)
             supervisor.devicesLost(before.subtracting(record.devices.keys), of: record)
         }
-        on(FromDriver.Activated.self) { supervisor, report, _ in supervisor.deliver(report.session, .activated) }
-        on(FromDriver.ActivationFailed.self) { supervisor, report, _ in supervisor.deliver(report.session, .activationFailed(report.error)) }
+        on(FromDriver.Activated.self) { supervisor, report, record in supervisor.deliver(report.session, .activated, from: record) }
+        on(FromDriver.ActivationFailed.self) { supervisor, report, record in supervisor.deliver(report.session, .activationFailed(report.error), from: record) }
         on(FromDriver.Deactivated.self) { supervisor, report, record in supervisor.deviceDropped(report, of: record) }
-        on(FromDriver.PairingRequested.self) { supervisor, report, _ in
-            supervisor.deliver(report.session, .pairingRequested(reason: report.reason, method: report.authorizationMethod))
+        on(FromDriver.PairingRequested.self) { supervisor, report, record in
+            supervisor.deliver(report.session, .pairingRequested(reason: report.reason, method: report.authorizationMethod), from: record)
         }
         on(FromDriver.SessionStarted.self) { supervisor, report, record in supervisor.sessionStarted(report, by: record) }
-        on(FromDriver.SessionFailed.self) { supervisor, report, _ in
-            if supervisor.routes.mailboxes[report.session] != nil {
-                supervisor.deliver(report.session, .sessionFailed(report.error))
-            } else {
+        on(FromDriver.SessionFailed.self) { supervisor, report, record in
+            // A start taken in is a session: its failure ends it as any later one does.
+            if supervisor.routes.mailboxes[report.session] != nil, supervisor.routes[report.session]?.sessionStart?.takenIn != true {
+                supervisor.deliver(report.session, .sessionFailed(report.error), from: record)
+            } else if supervisor.routes[report.session]?.record === record {
                 supervisor.sessionFailedLater(report.session, report.error)
             }
         }
@@ -94,8 +95,12 @@ extension Supervisor {
         }
     }
 
-    /// Hands a driver's report about a session to whoever waits for it.
-    private func deliver(_ session: String, _ event: SessionEvent) { routes.mailboxes[session]?.deliver(event) }
+    /// Hands a driver's report about a session to whoever waits for it: only the report of the
+    /// driver waited for (another's is dropped: it names a session that is not its own).
+    private func deliver(_ session: String, _ event: SessionEvent, from record: DriverRecord) {
+        guard let mailbox = routes.mailboxes[session], mailbox.protocolID == record.id else { return }
+        mailbox.deliver(event)
+    }
 
     /// A device from a driver, refusing one that claims another protocol.
     private static func checked(_ reported: ReportedDevice, from record: DriverRecord) throws(RPCError) -> MediaOutputDevice {

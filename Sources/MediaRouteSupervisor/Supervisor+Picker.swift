@@ -68,12 +68,11 @@ extension Supervisor {
     func beginDiscovery(_ record: DriverRecord) -> Task<Void, Never>? {
         if let starting = record.discoveryStart { return starting }
         guard isEligible(record), !pickers.isEmpty || awaitsReturn(record), !record.isDiscovering else { return nil }
-        // Begun at once, preferring the loop: the request is in the connection's output before
-        // this returns (a task enqueued on the loop first, or a hop to prefer it, cost a turn of
-        // it while the person waits for the list). A start that ended before returning here (the
-        // driver could not run) is not kept.
+        // Begun at once: the request goes out before this returns (a task enqueued on the loop
+        // first cost a turn of it while the person waits for the list). A start that ended
+        // before returning here (the driver could not run) is not kept.
         let ended = StartEnded()
-        let start = Task.immediate(executorPreference: loop) {
+        let start = Task.immediate {
             // Cleared by the start itself, whoever waits for it (or nobody does).
             defer {
                 record.discoveryStart = nil

@@ -59,6 +59,12 @@ extension Supervisor {
             try await call(route.record, ToDriver.StartSession(session: route.session.id, url: url, application: application))
             return try await awaitStart(on: route, mailbox: mailbox, url: url, owner: owner)
         } catch {
+            // A `session.started` read from now on is not taken in; one taken in already (the
+            // driver reported before its answer failed) is undone.
+            mailbox.settle()
+            if route.sessionStart?.takenIn == true {
+                endMediaSession(on: route, error: MediaDeviceError(.sessionFailed, "its start failed: \(error)"))
+            }
             await settleFailedStart(on: route)
             guard replacing, let error = error as? MediaDeviceError else { throw error }
             throw MediaDeviceError(error.code, "\(error.message); what played on \(route.device.displayName) before was stopped")
@@ -70,6 +76,9 @@ extension Supervisor {
         while true {
             switch await mailbox.next() {
             case .takenIn(nil):
+                guard routes.isCurrent(route) else {
+                    throw MediaDeviceError(.connectionFailed, "the route to \(route.device.displayName) ended as the session started")
+                }
                 return route
             case .started(let app, let state):
                 // Not taken in as it was read (`sessionStarted`): the route had gone.

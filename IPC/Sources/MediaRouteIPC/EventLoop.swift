@@ -137,13 +137,22 @@ public final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable 
 
     /// Runs `body` now, as a job of the main queue (`inMainQueueJob`), if this is the main
     /// thread's loop, called on it outside a job, and nothing waits to run before: no work given
-    /// to the loop, no main-queue jobs known to be ready. Returns whether it ran.
+    /// to the loop, no main-queue job (queued this turn too). Returns whether it ran.
     func runAsMainQueueJob(_ body: () -> Void) -> Bool {
-        guard mainQueueFD != nil, inLoopThread, !drainingMainQueue, !mainQueueReady, !hasQueuedWork else { return false }
+        guard mainQueueFD != nil, inLoopThread, !drainingMainQueue, !hasQueuedWork, !mainQueueHasJobs() else { return false }
         drainingMainQueue = true
         defer { drainingMainQueue = false }
         body()
         return true
+    }
+
+    /// Whether the main queue has jobs: known from an earlier event, or its eventfd (written by
+    /// libdispatch at each wakeup, from any thread) readable now; the loop reads it as usual.
+    private func mainQueueHasJobs() -> Bool {
+        if mainQueueReady { return true }
+        guard let mainQueueFD else { return false }
+        var ready = pollfd(fd: mainQueueFD, events: Int16(POLLIN), revents: 0)
+        return poll(&ready, 1, 0) > 0
     }
 
     // MARK: Executors
