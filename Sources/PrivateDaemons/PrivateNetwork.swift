@@ -43,12 +43,7 @@ public final class PrivateNetwork: Sendable {
         let network = PrivateNetwork(serial: serials.add(1, ordering: .relaxed).newValue)
         do {
             try await network.addNamespace(network.controllerNamespace)
-            let namespace = network.controllerNamespace, bridge = Self.bridge
-            // No IGMP snooping: the bridge floods multicast to every port, whatever joins it has seen.
-            try await network.ip("-n", namespace, "link", "add", bridge, "type", "bridge", "mcast_snooping", "0")
-            try await network.ip("-n", namespace, "addr", "add", network.controllerAddress + "/24", "dev", bridge)
-            try await network.ip("-n", namespace, "link", "set", bridge, "up")
-            try await network.ip("-n", namespace, "route", "add", "224.0.0.0/4", "dev", bridge)
+            try await network.makeBridge()
         } catch {
             await network.destroy()
             throw error
@@ -97,6 +92,25 @@ public final class PrivateNetwork: Sendable {
         try await ip("-n", host.namespace, "link", "set", host.interface, "up")
         try await ip("-n", host.namespace, "route", "add", "224.0.0.0/4", "dev", host.interface)
         return host
+    }
+
+    /// Deletes the controller's bridge and makes it again, the hosts' ports attached anew: the same
+    /// name and address on a new interface (a new index), as an adapter unplugged and plugged back in.
+    public func rebuildBridge() async throws {
+        try await ip("-n", controllerNamespace, "link", "del", Self.bridge)
+        try await makeBridge()
+        for index in 0..<state.withLock({ $0.hostCount }) {
+            try await ip("-n", controllerNamespace, "link", "set", "port\(index + 1)", "master", Self.bridge)
+        }
+    }
+
+    /// The controller's bridge, with its address and the multicast route.
+    private func makeBridge() async throws {
+        // No IGMP snooping: the bridge floods multicast to every port, whatever joins it has seen.
+        try await ip("-n", controllerNamespace, "link", "add", Self.bridge, "type", "bridge", "mcast_snooping", "0")
+        try await ip("-n", controllerNamespace, "addr", "add", controllerAddress + "/24", "dev", Self.bridge)
+        try await ip("-n", controllerNamespace, "link", "set", Self.bridge, "up")
+        try await ip("-n", controllerNamespace, "route", "add", "224.0.0.0/4", "dev", Self.bridge)
     }
 
     /// The argv prefix that runs a program inside the controller namespace. `ip netns exec` execs the

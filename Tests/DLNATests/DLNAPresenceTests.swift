@@ -41,6 +41,32 @@ struct DLNAPresenceTests {
         }
     }
 
+    /// The controller's network adapter goes away and comes back (a new interface, the same name
+    /// and address): at the next search the driver joins the SSDP group on it again, and a
+    /// renderer's goodbye is heard there. Before, the membership that went with the old interface
+    /// was taken as still there: announcements went unheard until the driver restarted, and the
+    /// renderer stayed listed for its max-age (gmediarender's: 100 s).
+    @Test func announcementsAreHeardAgainAfterTheAdapterComesBack() async throws {
+        try await DLNATestBed.run { bed in
+            let renderer = try await bed.addRenderer("Porch Speaker")
+            _ = try await bed.listed("Porch Speaker")
+            let joinsBefore = bed.harness.log.all.filter { $0.contains("listening for SSDP announcements on br0") }.count
+            try #require(joinsBefore == 1, "\(bed.harness.log.all.suffix(5))")
+            try await bed.network.rebuildBridge()
+            let picker = await bed.supervisor.openPicker { _ in }
+            try await bed.harness.waitUntil("the group joined on the new adapter") {
+                bed.harness.log.all.filter { $0.contains("listening for SSDP announcements on br0") }.count == 2
+            }
+            await bed.supervisor.closePicker(picker.id)
+            await renderer.stop()
+            // No search runs with the picker closed, and gmediarender's max-age is 100 s: only its
+            // byebye takes it off the list.
+            try await bed.harness.waitUntil("gone after its byebye, heard on the new adapter", seconds: 10) {
+                !(await bed.supervisor.pickerEntries().map(\.name)).contains("Porch Speaker")
+            }
+        }
+    }
+
     /// A renderer in use loses power and comes back on another address (same UDN, a new DHCP
     /// lease): the route on the old address ends saying where it went, the renderer is listed
     /// once, and activated again it is the one at the new address that the system controls.

@@ -73,7 +73,7 @@ final class DLNADriver: MediaDeviceExtension, RealtimeSampleHandling {
         let ssdp = SSDPDiscovery(handler: { [catalog] announcement in catalog.heard(announcement) })
         self.ssdp = ssdp
         Task {
-            for await problem in ssdp.problems { log(problem) }
+            for await line in ssdp.logLines { log(line) }
         }
         Task {
             // Announcements' max-age runs out without any message: look each second.

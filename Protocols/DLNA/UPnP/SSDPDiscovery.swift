@@ -11,8 +11,9 @@ import Synchronization
 public final class SSDPDiscovery: Sendable {
     /// Everything heard: answers to our searches, alive and byebye notifications.
     public let announcements: AsyncStream<SSDPAnnouncement>
-    /// Problems worth a line in the log (an interface we cannot use, port 1900 unavailable).
-    public let problems: AsyncStream<String>
+    /// Lines for the log: problems (an interface we cannot use, port 1900 unavailable), and each
+    /// interface the listener joins the SSDP group on.
+    public let logLines: AsyncStream<String>
     private let announced: AsyncStream<SSDPAnnouncement>.Continuation
     private let reported: AsyncStream<String>.Continuation
     private let group: any EventLoopGroup
@@ -21,9 +22,9 @@ public final class SSDPDiscovery: Sendable {
     private struct State {
         var listener: (any Channel)?
         var listenerFailed = false
-        /// Interfaces the listener joined the group on, by "name address".
+        /// Interfaces the listener joined the group on, by `key`.
         var joined: Set<String> = []
-        /// One search socket per interface, by "name address".
+        /// One search socket per interface, by `key`.
         var searchers: [String: Searcher] = [:]
         var closed = false
     }
@@ -47,7 +48,7 @@ public final class SSDPDiscovery: Sendable {
         self.group = group
         self.handler = handler
         (announcements, announced) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1024))
-        (problems, reported) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(64))
+        (logLines, reported) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(64))
     }
 
     /// The interfaces SSDP runs on: IPv4, multicast-capable, not loopback.
@@ -69,6 +70,7 @@ public final class SSDPDiscovery: Sendable {
         let known = state.withLock { $0.closed ? [:] : $0.searchers }
         for (key, searcher) in known where searcher.isActive && !sent.contains(key) { send(targets, mx: mx, on: searcher) }
         let devices = Self.interfaces()
+        await forget(allBut: Set(devices.map(Self.key)))
         await listen(on: devices)
         var used: [String] = []
         for device in devices {
@@ -126,7 +128,21 @@ public final class SSDPDiscovery: Sendable {
         reported.finish()
     }
 
-    private static func key(_ device: NIONetworkDevice) -> String { "\(device.name) \(device.address?.ipAddress ?? "?")" }
+    /// "name#index address": an interface made again under the same name and address (an adapter
+    /// plugged back in, a bridge rebuilt) has a new index, and the group is joined on it anew (the
+    /// kernel dropped the membership with the old one).
+    private static func key(_ device: NIONetworkDevice) -> String { "\(device.name)#\(device.interfaceIndex) \(device.address?.ipAddress ?? "?")" }
+
+    /// Forgets the interfaces no longer there: their memberships (gone with them) and their search
+    /// sockets (closed).
+    private func forget(allBut listed: Set<String>) async {
+        let gone = state.withLock { state -> [Searcher] in
+            state.joined.formIntersection(listed)
+            let keys = state.searchers.keys.filter { !listed.contains($0) }
+            return keys.compactMap { state.searchers.removeValue(forKey: $0) }
+        }
+        for searcher in gone { await retire(searcher) }
+    }
 
     private func received(_ bytes: [UInt8], from sender: SocketAddress) {
         guard let message = SSDPMessage(bytes), let address = sender.ipAddress,
@@ -171,6 +187,10 @@ public final class SSDPDiscovery: Sendable {
         for device in devices where !state.withLock({ $0.joined.contains(Self.key(device)) }) {
             do {
                 try await multicast.joinGroup(group, device: device).get()
+                state.withLock { _ = $0.joined.insert(Self.key(device)) }
+                reported.yield("listening for SSDP announcements on \(Self.key(device))")
+            } catch let error as IOError where error.errnoCode == EADDRINUSE {
+                // Joined already: the interface has a new address, not a new index.
                 state.withLock { _ = $0.joined.insert(Self.key(device)) }
             } catch {
                 reported.yield("cannot join the SSDP group on \(Self.key(device)): \(error)")
