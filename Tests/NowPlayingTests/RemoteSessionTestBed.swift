@@ -113,16 +113,18 @@ struct RemoteSessionTestBed {
         var description: String { "\(status) \(body)" }
     }
 
-    /// POSTs `aps` to `token` with the app's topic and credential (or those given).
+    /// POSTs `aps` to `token` with the app's topic and credential (or those given). A start's answer
+    /// waits for the extension to start: in the suite's first seconds, a hundred tests starting
+    /// at once on two cores, that once took over 10 s (curl's limit then).
     func push(_ aps: JSONValue, to token: String, application: String = Self.application, credential: String? = nil) async throws -> Answer {
         let address = try #require(await supervisor.pushAddress)
         var secret = credential
         if secret == nil { secret = try await supervisor.pushCredential(for: application, rotate: false) }
         let run = try await CapturedCommand.run("/usr/bin/curl", [
-            "-sS", "--http1.1", "--max-time", "10", "-o", "-", "-w", "\n%{http_code}",
+            "-sS", "--http1.1", "--max-time", "30", "-o", "-", "-w", "\n%{http_code}",
             "-H", "apns-topic: \(application).push-type.nowplaying", "-H", "apns-push-type: nowplaying", "-H", "authorization: bearer \(secret ?? "")",
             "--data-binary", String(decoding: JSONWriter.encode(["aps": aps]), as: UTF8.self), "http://\(address)/3/device/\(token)",
-        ], timeout: .seconds(20))
+        ], timeout: .seconds(40))
         let lines = run.output.split(separator: "\n", omittingEmptySubsequences: false)
         return Answer(status: Int(lines.last ?? "") ?? 0, body: lines.dropLast().joined(separator: "\n"))
     }

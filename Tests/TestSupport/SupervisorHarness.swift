@@ -79,7 +79,9 @@ public final class SupervisorHarness: @unchecked Sendable {
             "extensionPoint": "org.mediaroute.nowplaying.remote-media", "identifier": .string(identifier), "application": .string(application),
             "description": "Test remote sessions", "executable": .string(executable ?? Self.testRemoteExtension),
             "restart": ["intensity": 5, "periodSeconds": 60, "initialBackoffMilliseconds": 20, "maximumBackoffMilliseconds": 200],
-            "timeouts": ["heartbeatIntervalMilliseconds": 1000, "heartbeatTimeoutMilliseconds": 2000, "requestMilliseconds": 5000,
+            // Roomy: a push's start waits for the extension, which the suite's first seconds (a
+            // hundred tests starting at once on two cores) once kept from answering in time (500).
+            "timeouts": ["heartbeatIntervalMilliseconds": 1000, "heartbeatTimeoutMilliseconds": 5000, "requestMilliseconds": 15000,
                          "idleExitMilliseconds": .integer(Int64(idleExitMilliseconds))],
             "environment": .object(JSONObject(variables.sorted { $0.key < $1.key }.map { (key: $0.key, value: .string($0.value)) })),
         ]
