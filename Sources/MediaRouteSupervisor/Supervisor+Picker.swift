@@ -12,9 +12,6 @@ extension Supervisor {
             for record in fleet.drivers where isEligible(record) {
                 record.cancelIdleTimer(loop)
                 beginDiscovery(record)
-                // Written now, not as the loop goes to sleep: the list is built and returned
-                // first, and the person waits for the drivers' searches.
-                record.process?.connection.flushBeforeSleep()
             }
         }
         return (id, pickerEntries())
@@ -68,9 +65,9 @@ extension Supervisor {
     func beginDiscovery(_ record: DriverRecord) -> Task<Void, Never>? {
         if let starting = record.discoveryStart { return starting }
         guard isEligible(record), !pickers.isEmpty || awaitsReturn(record), !record.isDiscovering else { return nil }
-        // Begun at once: the request goes out before this returns (a task enqueued on the loop
-        // first cost a turn of it while the person waits for the list). A start that ended
-        // before returning here (the driver could not run) is not kept.
+        // Begun at once: the request reaches the connection now and is written in the loop's next
+        // turn (a task enqueued first cost a turn more while the person waits for the list). A
+        // start that ended before returning here (the driver could not run) is not kept.
         let ended = StartEnded()
         let start = Task.immediate {
             // Cleared by the start itself, whoever waits for it (or nobody does).

@@ -38,19 +38,11 @@ extension Connection {
             close(reason: reason)
             throw reason
         }
-        if output.unsentByteCount >= Self.writeAtOnceBytes, loop.inMainQueueJob {
-            // Written now, not before the loop sleeps: a main-actor job that posts on and on runs
-            // while the loop waits for it, and gets its reports out as it goes (one that floods is
-            // then caught as flooding, not as hung).
-            writeOutput(readingLastWords: false)
-        } else if !flushScheduled {
+        if !flushScheduled {
             flushScheduled = true
             loop.scheduleFlush(self)
         }
     }
-
-    /// Unsent output a main-queue job's enqueue writes at once.
-    static let writeAtOnceBytes = 64 * 1024
 
     public nonisolated func flushBeforeSleep() {
         onLoop(Self.flushEntry, 0)
@@ -64,8 +56,7 @@ extension Connection {
     }
 
     /// Writes what waits. When the peer hung up, its last words are read first if
-    /// `readingLastWords`: not from an enqueue, whose caller may hold a lock (the routing
-    /// manager's) that handling what is read would take again.
+    /// `readingLastWords` (not for a main-queue job's post: see `postFromMainQueueJob`).
     func writeOutput(readingLastWords: Bool) {
         if case .closed = state, !output.isEmpty { return }
         let allWritten: Bool

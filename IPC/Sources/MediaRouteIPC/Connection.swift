@@ -166,30 +166,32 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
     /// Posts keep their order. They cannot wait for the peer to read, so a peer that lets four times
     /// the outgoing bound pile up is disconnected rather than allowed to grow this side's memory.
     public nonisolated func post(_ method: String, _ params: JSONObject? = nil) {
-        let enqueue: @Sendable () -> Void = { [self] in
-            assumeIsolated { connection in
-                try? connection.enqueue(.notification(method: method, params: params, descriptorCount: 0), descriptors: [])
-            }
-        }
+        let message = Message.notification(method: method, params: params, descriptorCount: 0)
         // From a job of the main queue on a loop the main thread runs, it goes into the output at
         // once, unless work given to the loop before waits (another thread's post, the answer of a
         // handler the main actor just ran): then behind that work, as from anywhere else.
         if loop.inMainQueueJob && !loop.hasQueuedWork {
-            assumeIsolated { $0.postFromMainQueueJob(.notification(method: method, params: params, descriptorCount: 0)) }
+            assumeIsolated { $0.postFromMainQueueJob(message) }
         } else {
-            loop.execute(enqueue)
+            loop.execute { [self] in assumeIsolated { try? $0.enqueue(message, descriptors: []) } }
         }
     }
 
     /// A main-queue job's report is written at once when it is the first since the output was
-    /// last flushed; later ones leave with that flush, before the loop sleeps. The peer hears the
-    /// first (a session started, a device found) while the main actor goes on to what follows,
-    /// which can take long, and a burst still leaves in two writes.
+    /// last flushed, and then each time 64 KiB wait; the others leave with that flush, before the
+    /// loop sleeps. The peer hears the first (a session started, a device found) while the main
+    /// actor goes on, which can take long; a burst leaves in few writes; and a job that posts on
+    /// and on, which the loop waits for, gets its reports out as it goes (one that floods is then
+    /// caught as flooding, not as hung). These writes read no last words: the caller may hold
+    /// the routing manager's lock, which handling what is read would take again.
     private func postFromMainQueueJob(_ message: Message) {
         let first = !flushScheduled
         do { try enqueue(message, descriptors: []) } catch { return }
-        if first { writeOutput(readingLastWords: false) }
+        if first || output.unsentByteCount >= Self.writeAtOnceBytes { writeOutput(readingLastWords: false) }
     }
+
+    /// Unsent output a main-queue job's post writes at once.
+    static let writeAtOnceBytes = 64 * 1024
 
     public func close() {
         close(reason: RPCError(.connectionClosed, "the connection to \(label) was closed by this side"))
