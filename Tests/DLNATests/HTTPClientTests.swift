@@ -122,61 +122,108 @@ struct HTTPClientTests {
         }
     }
 
-    @Test func aSpareConnectsOnceTheRequestBesideItIsWrittenAndCarriesTheNext() async throws {
-        let seen = EventLog<String>()
-        try await withHTTPServer({ request in
-            seen.append(request.path)
-            return HTTPServer.Response(status: .ok, body: .bytes(Array(request.path.utf8)))
-        }) { server in
-            let loop = client.nextLoop()
-            let base = "http://127.0.0.1:\(server.port)"
-            let root = try #require(URL(string: base + "/"))
-            let spare = try #require(client.spareConnection(to: root, on: loop))
-            let first = try await client.response(.GET, try #require(URL(string: base + "/description.xml")), on: loop, thenOpening: spare).get()
-            #expect(first.body == Array("/description.xml".utf8))
-            // Up once the first request went out, and it carries the second, which closes it.
-            let channel = try await spare.channel.get()
-            let second = try await client.response(.POST, try #require(URL(string: base + "/control")), on: loop, over: spare).get()
-            #expect(second.body == Array("/control".utf8))
-            try await channel.closeFuture.get()
-            #expect(seen.all == ["/description.xml", "/control"])
-            spare.close()
-        }
+    @Test func aSpareConnectsOnceTheRequestBesideItIsSentAndCarriesTheNext() async throws {
+        let (listener, port) = try listeningSocket()
+        defer { close(listener) }
+        let loop = client.nextLoop()
+        let base = "http://127.0.0.1:\(port)"
+        let root = try #require(URL(string: base + "/"))
+        let spare = try #require(client.spareConnection(to: root))
+        defer { spare.close() }
+        #expect(!hasPendingConnection(listener))
+        // On loopback the connects are done by the time `response` returns: the request's, then the spare's.
+        let first = client.response(.GET, try #require(URL(string: base + "/description.xml")), on: loop, thenOpening: spare)
+        let (requestConnection, spareConnection) = (try await acceptConnection(listener), try await acceptConnection(listener))
+        defer { close(requestConnection); close(spareConnection) }
+        #expect(try await answerOneRequest(on: requestConnection, with: "one").hasPrefix("GET /description.xml HTTP/1.1\r\n"))
+        #expect(try await first.get().body == Array("one".utf8))
+        let second = client.response(.POST, try #require(URL(string: base + "/control")), body: Array("play".utf8), on: loop, over: spare)
+        let request = try await answerOneRequest(on: spareConnection, with: "two")
+        #expect(request.hasPrefix("POST /control HTTP/1.1\r\n"))
+        #expect(request.hasSuffix("\r\n\r\nplay"))
+        #expect(try await second.get().body == Array("two".utf8))
+        #expect(!hasPendingConnection(listener))
     }
 
     @Test func aSpareCarriesOneRequestAndNoneOnceIdleTooLong() async throws {
-        try await withHTTPServer({ request in HTTPServer.Response(status: .ok, body: .bytes(Array(request.path.utf8))) }) { server in
-            let loop = client.nextLoop()
-            let base = "http://127.0.0.1:\(server.port)"
-            let root = try #require(URL(string: base + "/"))
-            let (description, first, second) = (try #require(URL(string: base + "/d")), try #require(URL(string: base + "/a")), try #require(URL(string: base + "/b")))
-            // Two requests handed one spare at once (a guessed and a parsed control URL): the
-            // second gets a connection of its own, and both their answers.
-            let spare = try #require(client.spareConnection(to: root, on: loop))
-            _ = try await client.response(.GET, description, on: loop, thenOpening: spare).get()
-            let (a, b) = (client.response(.POST, first, on: loop, over: spare), client.response(.POST, second, on: loop, over: spare))
-            #expect(try await a.get().body == Array("/a".utf8))
-            #expect(try await b.get().body == Array("/b".utf8))
-            // A spare idle longer than it may be is closed unused; the request goes on its own.
-            let stale = try #require(client.spareConnection(to: root, maximumIdle: .zero, on: loop))
-            _ = try await client.response(.GET, description, on: loop, thenOpening: stale).get()
-            let channel = try await stale.channel.get()
-            #expect(try await client.response(.POST, first, on: loop, over: stale).get().body == Array("/a".utf8))
-            try await channel.closeFuture.get()
-        }
+        let (listener, port) = try listeningSocket()
+        defer { close(listener) }
+        let loop = client.nextLoop()
+        let base = "http://127.0.0.1:\(port)"
+        let (root, description) = (try #require(URL(string: base + "/")), try #require(URL(string: base + "/d")))
+        let (first, second) = (try #require(URL(string: base + "/a")), try #require(URL(string: base + "/b")))
+        // Two requests handed one spare at once (a guessed and a parsed control URL): the first
+        // goes over it, the second over a connection of its own.
+        let spare = try #require(client.spareConnection(to: root))
+        defer { spare.close() }
+        let fetched = client.response(.GET, description, on: loop, thenOpening: spare)
+        let (descriptionConnection, spareConnection) = (try await acceptConnection(listener), try await acceptConnection(listener))
+        _ = try await answerOneRequest(on: descriptionConnection, with: "d")
+        _ = try await fetched.get()
+        let (a, b) = (client.response(.POST, first, on: loop, over: spare), client.response(.POST, second, on: loop, over: spare))
+        let ownConnection = try await acceptConnection(listener)
+        #expect(try await answerOneRequest(on: spareConnection, with: "a").hasPrefix("POST /a HTTP/1.1\r\n"))
+        #expect(try await answerOneRequest(on: ownConnection, with: "b").hasPrefix("POST /b HTTP/1.1\r\n"))
+        #expect(try await a.get().body == Array("a".utf8))
+        #expect(try await b.get().body == Array("b".utf8))
+        [descriptionConnection, spareConnection, ownConnection].forEach { close($0) }
+        // A spare idle longer than it may be carries nothing; the request goes on its own, and
+        // the spare, closed, says nothing and ends.
+        let stale = try #require(client.spareConnection(to: root, maximumIdle: .zero))
+        let again = client.response(.GET, description, on: loop, thenOpening: stale)
+        let (againConnection, staleConnection) = (try await acceptConnection(listener), try await acceptConnection(listener))
+        defer { close(staleConnection) }
+        _ = try await answerOneRequest(on: againConnection, with: "d")
+        _ = try await again.get()
+        let late = client.response(.POST, first, on: loop, over: stale)
+        let lateConnection = try await acceptConnection(listener)
+        #expect(try await answerOneRequest(on: lateConnection, with: "a").hasPrefix("POST /a HTTP/1.1\r\n"))
+        #expect(try await late.get().body == Array("a".utf8))
+        stale.close()
+        #expect(try await readUntilClosed(staleConnection, seconds: 5).isEmpty)
+        [againConnection, lateConnection].forEach { close($0) }
     }
 
     @Test func aSpareClosedUnopenedNeverConnects() async throws {
         let (fd, port) = try listeningSocket()
         defer { close(fd) }
         let root = try #require(URL(string: "http://127.0.0.1:\(port)/"))
-        let spare = try #require(client.spareConnection(to: root, on: client.nextLoop()))
+        let spare = try #require(client.spareConnection(to: root))
         spare.close()
-        await #expect(throws: (any Error).self) { try await spare.channel.get() }
+        spare.open()
         // Nothing reached the listener: its queue of connections is empty.
-        #expect(fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) == 0)
-        #expect(accept(fd, nil, nil) == -1 && errno == EAGAIN)
+        #expect(!hasPendingConnection(fd))
         spare.close()
+    }
+
+    @Test func aRequestWhoseConnectIsUnderWayGoesOutOnceItIsUp() async throws {
+        // A listener whose queue is full drops the next SYN; the client's connect is still under
+        // way when its request is made (NIO takes the socket over as it is and sends once it is
+        // up), and the kernel sends the SYN again a second later, once the queue has room.
+        let (listener, port) = try boundSocket()
+        defer { close(listener) }
+        try #require(listen(listener, 0) == 0)
+        let filler = try connectedSocket(to: port)
+        defer { close(filler) }
+        let url = try #require(URL(string: "http://127.0.0.1:\(port)/control"))
+        // The SYN is sent (and dropped) by the time `response` returns.
+        let answer = client.response(.POST, url, body: Array("under way".utf8), on: client.nextLoop())
+        close(try await acceptConnection(listener))
+        let connection = try await acceptConnection(listener, seconds: 10)
+        defer { close(connection) }
+        let request = try await answerOneRequest(on: connection, with: "up")
+        #expect(request.hasPrefix("POST /control HTTP/1.1\r\n"))
+        #expect(request.hasSuffix("\r\n\r\nunder way"))
+        #expect(try await answer.get().body == Array("up".utf8))
+    }
+
+    @Test func refusesAHeaderThatWouldEndTheHeadEarly() async throws {
+        let url = try #require(URL(string: "http://127.0.0.1:9/control"))
+        let error = await #expect(throws: HTTPClientError.self) {
+            try await client.send(.POST, url, headers: ["SOAPACTION": "\"x\"\r\nContent-Length: 0\r\n\r\nGET /other HTTP/1.1"])
+        }
+        #expect(error?.kind == .invalidHeader)
+        #expect(error?.description == "POST http://127.0.0.1:9/control: the header \"SOAPACTION\" cannot be sent: a name must be a token, and a value hold no line break or NUL")
     }
 
     @Test(arguments: ["https://127.0.0.1/x", "ftp://127.0.0.1/x", "file:///tmp/x", "http:///only/a/path", "/relative"])

@@ -92,6 +92,55 @@ func boundSocket(listening: Bool = false) throws -> (Int32, Int) {
     return (fd, Int(UInt16(bigEndian: address.sin_port)))
 }
 
+/// Whether a connection waits in `listener`'s queue.
+func hasPendingConnection(_ listener: Int32) -> Bool {
+    var poller = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
+    return poll(&poller, 1, 0) == 1
+}
+
+/// The next connection to `listener`, accepted within `seconds` on a thread of its own.
+func acceptConnection(_ listener: Int32, seconds: Int32 = 5) async throws -> Int32 {
+    let fd = try await onThreadOfItsOwn { () -> Int32 in
+        var poller = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
+        guard poll(&poller, 1, seconds * 1000) == 1 else { return -1 }
+        let fd = accept(listener, nil, nil)
+        if fd >= 0 { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        return fd
+    }
+    try #require(fd >= 0, "no connection came within \(seconds) s")
+    return fd
+}
+
+/// Reads one request from `fd` (its head, then as much body as its Content-Length says, within
+/// 5 s), answers it 200 with `body` and closes the sending side; returns the request as text.
+func answerOneRequest(on fd: Int32, with body: String) async throws -> String {
+    let request = try await onThreadOfItsOwn { () -> [UInt8] in
+        let deadline = ContinuousClock.now + .seconds(5)
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        func complete() -> Bool {
+            let text = String(decoding: received, as: UTF8.self)
+            guard let end = text.range(of: "\r\n\r\n") else { return false }
+            let length = text[..<end.lowerBound].split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
+                .flatMap { Int($0.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) } ?? 0
+            return text[end.upperBound...].utf8.count >= length
+        }
+        while !complete() && ContinuousClock.now < deadline {
+            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, 50) >= 0 else { break }
+            if poller.revents == 0 { continue }
+            let n = recv(fd, &buffer, buffer.count, 0)
+            if n <= 0 { break }
+            received += buffer[0..<n]
+        }
+        return received
+    }
+    let answer = Array("HTTP/1.1 200 OK\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)".utf8)
+    _ = answer.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+    shutdown(fd, Int32(SHUT_WR))
+    return String(decoding: request, as: UTF8.self)
+}
+
 /// A connected TCP socket to 127.0.0.1:`port`, for a client that misbehaves on purpose; with
 /// `receiveBuffer`, the kernel's receive buffer fixed at that size before it connects.
 func connectedSocket(to port: Int, receiveBuffer: Int32? = nil) throws -> Int32 {

@@ -162,7 +162,7 @@ final class ActiveRenderer {
     /// ready what to play (a connect is a round trip: milliseconds on Wi-Fi). Pass it to `play`,
     /// or close it.
     func connectionForPlay() -> HTTPClientSpareConnection? {
-        let connection = client.spareConnection(to: transport.controlURL, on: loop)
+        let connection = client.spareConnection(to: transport.controlURL)
         connection?.open()
         return connection
     }
@@ -187,7 +187,7 @@ final class ActiveRenderer {
         duration = nil
         take(position: 0)
         transportState = "TRANSITIONING"
-        let (toPlay, toRead) = (client.spareConnection(to: transport.controlURL, on: loop), client.spareConnection(to: transport.controlURL, on: loop))
+        let (toPlay, toRead) = (client.spareConnection(to: transport.controlURL), client.spareConnection(to: transport.controlURL))
         let played = transport.invocation("SetAVTransportURI", ["InstanceID": "0", "CurrentURI": url, "CurrentURIMetaData": metadata], on: loop,
                                           over: early, thenOpening: toPlay)
             .flatMap { _ in transport.invocation("Play", ["InstanceID": "0", "Speed": "1"], on: loop, over: toPlay, thenOpening: toRead) }

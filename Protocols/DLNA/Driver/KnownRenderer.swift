@@ -33,7 +33,7 @@ struct KnownRenderer {
     /// connect later; the rest of the description is read while the renderer answers it.
     static func read(_ location: URL, from sender: String, maxAge: Int, client: HTTPClient, on loop: any EventLoop,
                      then done: @escaping @Sendable (Result<KnownRenderer, any Error>) -> Void) {
-        let spare = client.spareConnection(to: location, timeout: .seconds(3), on: loop)
+        let spare = client.spareConnection(to: location)
         let description = client.response(.GET, location, timeout: .seconds(3), maximumBodyLength: XMLNode.maximumDocumentLength, on: loop, thenOpening: spare)
         let renderer = fetch(description, location, from: sender, maxAge: maxAge, client: client, on: loop, over: spare)
         renderer.whenComplete { result in

@@ -20,9 +20,10 @@ public struct HTTPClient: Sendable {
     /// Sends the request and reads the response to its end; `timeout` covers connecting, and
     /// then the response. A cancelled task gets a `.connectionFailed` error saying it was cancelled.
     ///
-    /// The request is written by the connection's own handler once it is up, so the caller's
-    /// task is woken once, with the answer: each extra hop between it and the event loop cost
-    /// tens of microseconds, and a renderer is listed only after two of these exchanges.
+    /// To an address (what renderers put in their URLs), the request is sent from the calling
+    /// thread (see `DirectTCPSocket`), and the caller's task is woken once, with the answer: each
+    /// hop between it and the event loop cost tens of microseconds, and a renderer is listed only
+    /// after two of these exchanges.
     public func send(_ method: HTTPMethod, _ url: URL, headers: HTTPHeaders = [:], body: [UInt8] = [],
                      timeout: Duration = .seconds(5), maximumBodyLength: Int = 2 << 20) async throws(HTTPClientError) -> HTTPClientResponse {
         let (response, connected) = exchange(method, url, headers: headers, body: body, timeout: timeout, maximumBodyLength: maximumBodyLength, on: group.next())
@@ -40,13 +41,13 @@ public struct HTTPClient: Sendable {
         }
     }
 
-    /// The same exchange as `send`, on `loop`, for work that goes on there with the answer: a
-    /// chain of requests made from `loop`'s own callbacks connects at once and is read on that
-    /// thread, waking no other. The future fails with an `HTTPClientError`.
+    /// The same exchange as `send`, its answer read on `loop`, for work that goes on there with
+    /// it: a chain of requests made from `loop`'s own callbacks wakes no other thread. The future
+    /// fails with an `HTTPClientError`.
     /// `spare`, a connection made for a request not known yet, carries it if it goes to the
     /// same server, is still up, carried no other and was not idle too long; otherwise a
     /// connection of its own is made. `thenOpening`, a spare for the next request, starts
-    /// connecting once this one is written.
+    /// connecting once this one is sent.
     public func response(_ method: HTTPMethod, _ url: URL, headers: HTTPHeaders = [:], body: [UInt8] = [],
                          timeout: Duration = .seconds(5), maximumBodyLength: Int = 2 << 20, on loop: any NIOCore.EventLoop,
                          over spare: HTTPClientSpareConnection? = nil, thenOpening next: HTTPClientSpareConnection? = nil) -> EventLoopFuture<HTTPClientResponse> {
@@ -54,21 +55,16 @@ public struct HTTPClient: Sendable {
             .response.futureResult
     }
 
-    /// A connection to `url`'s server on `loop`, for a request made later with `response(...over:)`:
-    /// it is made while something else is awaited (a renderer's description, when GetProtocolInfo
-    /// goes to the same server next), starting when the request passed it as `thenOpening` is
-    /// written. It carries one request, if that comes within `maximumIdle` of its being up. Nil
-    /// when `url` cannot be connected to. Close it (`close()`) once it is not wanted, used or not.
-    public func spareConnection(to url: URL, timeout: Duration = .seconds(5), maximumIdle: Duration = .seconds(1),
-                                on loop: any NIOCore.EventLoop) -> HTTPClientSpareConnection? {
+    /// A connection to `url`'s server for a request made later with `response(...over:)`: it is
+    /// made while something else is awaited (a renderer's description, when GetProtocolInfo goes
+    /// to the same server next), starting when the request passed it as `thenOpening` is sent.
+    /// It carries one request, if that comes within `maximumIdle` of its opening. Nil when `url`
+    /// names no address (a host name would be resolved first). Close it (`close()`) once it is
+    /// not wanted, used or not.
+    public func spareConnection(to url: URL, maximumIdle: Duration = .seconds(1)) -> HTTPClientSpareConnection? {
         guard let target = try? Self.target(of: url, request: "CONNECT \(url.absoluteString)"),
               let address = try? SocketAddress(ipAddress: target.host, port: target.port) else { return nil }
-        return HTTPClientSpareConnection(host: target.host, port: target.port, maximumIdle: maximumIdle, on: loop) {
-            ClientBootstrap(group: loop)
-                .connectTimeout(TimeAmount(timeout))
-                .channelOption(.socketOption(.tcp_nodelay), value: 1)
-                .connect(to: address)
-        }
+        return HTTPClientSpareConnection(address: address, maximumIdle: maximumIdle)
     }
 
     /// An event loop of the client's group, for `response(_:_:on:)`.
@@ -93,44 +89,69 @@ public struct HTTPClient: Sendable {
             head.headers.replaceOrAdd(name: "Content-Length", value: String(body.count))
         }
         head.headers.replaceOrAdd(name: "Connection", value: "close")
-        let exchange = HTTPClientExchange(request: request, head: head, body: body, timeout: timeout, maximumBodyLength: maximumBodyLength, thenOpening: next)
-        let prepare: @Sendable (any Channel) -> EventLoopFuture<Void> = { channel in
-            channel.eventLoop.makeCompletedFuture {
-                try channel.pipeline.syncOperations.addHTTPClientHandlers()
-                try channel.pipeline.syncOperations.addHandler(HTTPClientResponseCollector(exchange, promise: promise))
-            }
+        if let name = head.headers.first(where: { !Self.canBeSent($0.name, $0.value) })?.name {
+            promise.fail(HTTPClientError(.invalidHeader, request, "the header \(name.debugDescription) cannot be sent: a name must be a token, and a value hold no line break or NUL"))
+            return (promise, nil)
         }
-        // An address (what renderers put in their URLs) is connected to at once: connecting
-        // by name resolves it on a thread pool first, a millisecond or more per request.
-        let connect: @Sendable () -> EventLoopFuture<any Channel> = {
-            let bootstrap = ClientBootstrap(group: loop)
-                .connectTimeout(TimeAmount(timeout))
-                .channelOption(.socketOption(.tcp_nodelay), value: 1)
-                .channelInitializer(prepare)
-            return if let address = try? SocketAddress(ipAddress: target.host, port: target.port) {
-                bootstrap.connect(to: address)
-            } else {
-                bootstrap.connect(host: target.host, port: target.port)
-            }
+        let describe = { (next: HTTPClientSpareConnection?, isConnecting: Bool) in
+            HTTPClientExchange(request: request, authority: target.authority, head: head, body: body, timeout: timeout,
+                               maximumBodyLength: maximumBodyLength, thenOpening: next, isConnecting: isConnecting)
         }
         let connected: EventLoopFuture<any Channel>
-        if let spare, spare.host == target.host, spare.port == target.port, spare.claim() {
-            // The spare if it came up, is still up and not idle too long, else a new one.
-            spare.open()
-            connected = spare.channel.hop(to: loop).flatMap { channel in
-                guard channel.isActive, spare.isFresh else {
-                    channel.close(promise: nil)
-                    return connect()
+        if let address = try? SocketAddress(ipAddress: target.host, port: target.port) {
+            // An address (what renderers put in their URLs): connected to and sent to from here,
+            // over the spare if it is fit for it (see `DirectTCPSocket`); NIO reads the answer.
+            let socket: DirectTCPSocket
+            if let spare, spare.address == address, let claimed = spare.claim() {
+                socket = claimed
+            } else {
+                switch DirectTCPSocket.open(to: address) {
+                case .opened(let opened): socket = opened
+                case .failed(let code):
+                    promise.fail(Self.connectError(IOError(errnoCode: code, reason: "connect"), request: request, address: target.authority, milliseconds: milliseconds))
+                    return (promise, nil)
                 }
-                return prepare(channel).map { channel }
-            }.flatMapError { _ in connect() }
+            }
+            let wire = HTTPClientSentRequest.bytes(of: head, body: body)
+            let sent = socket.send(wire)
+            let (isUp, descriptor) = (socket.isUp, socket.take())
+            connected = ClientBootstrap(group: loop).channelInitializer(Self.pipeline(describe(nil, !isUp), promise, unsent: wire[sent...]))
+                .withConnectedSocket(descriptor)
+            // Once NIO has the connection (from another thread, it is taking it over meanwhile).
+            if sent == wire.count { next?.open() }
         } else {
-            connected = connect()
+            // By name: NIO resolves it on a thread pool first, a millisecond or more per request.
+            connected = ClientBootstrap(group: loop)
+                .connectTimeout(TimeAmount(timeout))
+                .channelOption(.socketOption(.tcp_nodelay), value: 1)
+                .channelInitializer(Self.pipeline(describe(next, false), promise))
+                .connect(host: target.host, port: target.port)
         }
         connected.whenFailure { error in
             promise.fail(Self.connectError(error, request: request, address: target.authority, milliseconds: milliseconds))
         }
         return (promise, connected)
+    }
+
+    /// The handlers of an exchange's connection; with `unsent`, what is left of a request sent
+    /// before NIO took the connection (`HTTPClientSentRequest`).
+    private static func pipeline(_ exchange: HTTPClientExchange, _ promise: EventLoopPromise<HTTPClientResponse>,
+                                 unsent: ArraySlice<UInt8>? = nil) -> @Sendable (any Channel) -> EventLoopFuture<Void> {
+        { channel in
+            channel.eventLoop.makeCompletedFuture {
+                if let unsent { try channel.pipeline.syncOperations.addHandler(HTTPClientSentRequest(unsent: unsent)) }
+                try channel.pipeline.syncOperations.addHTTPClientHandlers()
+                try channel.pipeline.syncOperations.addHandler(HTTPClientResponseCollector(exchange, promise: promise))
+            }
+        }
+    }
+
+    /// RFC 9110's rules for a field (a name of token characters; a value without CR, LF or NUL):
+    /// one that breaks them could end the head early and smuggle in a request of its own.
+    private static func canBeSent(_ name: String, _ value: String) -> Bool {
+        !name.isEmpty && name.utf8.allSatisfy { byte in
+            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte | 0x20) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || "!#$%&'*+-.^_`|~".utf8.contains(byte)
+        } && !value.utf8.contains { $0 == 0 || $0 == 10 || $0 == 13 }
     }
 
     /// Where to connect and what to ask for.

@@ -6,13 +6,18 @@ import NIOHTTP1
 struct HTTPClientExchange: Sendable {
     /// "METHOD URL", for errors.
     let request: String
+    /// "host:port", for errors.
+    let authority: String
     let head: HTTPRequestHead
     let body: [UInt8]
     /// From the connection being up to the end of the response.
     let timeout: Duration
     let maximumBodyLength: Int
-    /// A spare connection for the next request, opened once this one is written.
+    /// A spare connection for the next request, opened once this one is written (when NIO writes it).
     let thenOpening: HTTPClientSpareConnection?
+    /// Whether NIO took the connection over while it was still being made: a failure before
+    /// the answer is then most likely the connect's.
+    let isConnecting: Bool
 }
 
 /// Runs the one exchange of an `HTTPClient` connection on its event loop: writes the request as
@@ -87,6 +92,8 @@ final class HTTPClientResponseCollector: ChannelInboundHandler, RemovableChannel
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         if let parseError = error as? HTTPParserError {
             fail(.malformedResponse, "the response is not valid HTTP/1.1 (\(parseError))", context)
+        } else if let ioError = error as? IOError, exchange.isConnecting, head == nil {
+            fail(.connectionFailed, "could not connect to \(exchange.authority): \(String(cString: strerror(ioError.errnoCode)))", context)
         } else if let ioError = error as? IOError {
             fail(.connectionFailed, "the connection failed: \(String(cString: strerror(ioError.errnoCode)))", context)
         } else {

@@ -6,49 +6,65 @@ import Synchronization
 /// so that connecting does not hold that request up, and the next request to the server (a
 /// renderer's GetProtocolInfo after its description) then goes out without waiting for a connect.
 ///
-/// It carries one request, and only within `maximumIdle` of coming up: servers drop idle
+/// It carries one request, and only within `maximumIdle` of being opened: servers drop idle
 /// connections (some TVs within seconds), and one dropped while the request is written loses
 /// it. A request that waited that long for the one before saves nothing worth that risk.
 public final class HTTPClientSpareConnection: Sendable {
-    let host: String
-    let port: Int
+    let address: SocketAddress
     private let maximumIdle: Duration
-    private let promise: EventLoopPromise<any Channel>
-    private let connect: @Sendable () -> EventLoopFuture<any Channel>
-    private let opened = Atomic(false)
-    private let claimed = Atomic(false)
-    private let cameUp = Mutex<ContinuousClock.Instant?>(nil)
+    private let state = Mutex(State())
 
-    init(host: String, port: Int, maximumIdle: Duration, on loop: any EventLoop, connect: @escaping @Sendable () -> EventLoopFuture<any Channel>) {
-        (self.host, self.port, self.maximumIdle, self.connect) = (host, port, maximumIdle, connect)
-        promise = loop.makePromise()
+    private struct State: ~Copyable {
+        var opened: ContinuousClock.Instant?
+        var socket: DirectTCPSocket?
+        var claimed = false
+        var closed = false
     }
 
-    /// The connection, once up; failed when it could not be made or was closed unopened.
-    var channel: EventLoopFuture<any Channel> { promise.futureResult }
+    init(address: SocketAddress, maximumIdle: Duration) {
+        (self.address, self.maximumIdle) = (address, maximumIdle)
+    }
 
-    /// Starts connecting now (once), rather than when the request passed it as `thenOpening` is
-    /// written: for a request whose content is still being made.
+    /// Starts connecting now (once), on the calling thread, rather than when the request passed
+    /// it as `thenOpening` is written: for a request whose content is still being made.
     public func open() {
-        guard !opened.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        let connecting = connect()
-        connecting.whenSuccess { _ in self.cameUp.withLock { $0 = .now } }
-        connecting.cascade(to: promise)
+        guard state.withLock({ state in
+            defer { if state.opened == nil { state.opened = .now } }
+            return state.opened == nil && !state.closed
+        }) else { return }
+        var opened: DirectTCPSocket?
+        switch DirectTCPSocket.open(to: address) {
+        case .opened(let socket): opened = consume socket
+        case .failed: return
+        }
+        state.withLock { state in
+            if !state.closed { state.socket = opened.take() }
+        }
     }
 
-    /// True for the one request it carries, false for any after.
-    func claim() -> Bool { !claimed.exchange(true, ordering: .acquiringAndReleasing) }
-
-    /// Whether it came up within `maximumIdle`.
-    var isFresh: Bool { cameUp.withLock { $0.map { .now - $0 <= maximumIdle } ?? false } }
+    /// For the one request it carries: the socket, opened now if it was not, if it is still
+    /// fresh and the server has not closed it; nil for any request after, or when it is not fit
+    /// (the request then makes a connection of its own).
+    func claim() -> DirectTCPSocket? {
+        guard state.withLock({ state in
+            defer { state.claimed = true }
+            return !state.claimed
+        }) else { return nil }
+        open()
+        return state.withLock { state -> DirectTCPSocket? in
+            guard let opened = state.opened, .now - opened <= maximumIdle, let socket = state.socket.take() else { return nil }
+            if socket.isSpoiled { return nil }
+            return .some(socket)
+        }
+    }
 
     /// Closes it: unused, it would hold one of the server's connections until the server drops it.
-    /// A request it carried closes it too; closing again does nothing.
+    /// Closing again, or after a request took it, does nothing.
     public func close() {
-        if opened.exchange(true, ordering: .acquiringAndReleasing) {
-            channel.whenSuccess { $0.close(promise: nil) }
-        } else {
-            promise.fail(ChannelError.ioOnClosedChannel)
+        let socket = state.withLock { state in
+            state.closed = true
+            return state.socket.take()
         }
+        _ = consume socket
     }
 }
