@@ -16,7 +16,7 @@ final class ActiveRenderer {
     private let transport: SOAPService
     private let rendering: SOAPService
     private let client: HTTPClient
-    /// Where play requests go out from: one loop, so a connection opened ahead for them is on it.
+    /// Where play's answers are read, each request sent from the answer before: one loop, one thread.
     private let loop: any NIOCore.EventLoop
 
     /// What the renderer last reported (events, polls, or our own commands until it confirms).

@@ -12,8 +12,6 @@ import NIOCore
 struct DirectTCPSocket: ~Copyable {
     /// The descriptor, owned until `take()`.
     private var descriptor: CInt
-    /// Whether the connection was up when `open` returned.
-    let isUp: Bool
 
     enum Opening: ~Copyable {
         case opened(DirectTCPSocket)
@@ -21,11 +19,21 @@ struct DirectTCPSocket: ~Copyable {
         case failed(CInt)
     }
 
-    private init(descriptor: CInt, isUp: Bool) {
-        (self.descriptor, self.isUp) = (descriptor, isUp)
+    enum Sending {
+        /// How many bytes the socket took (fewer than all when its buffer filled).
+        case sent(Int)
+        /// The connect is still under way: nothing was sent.
+        case connecting
+        /// The connect failed (the errno: ECONNREFUSED, ETIMEDOUT...), or the connection did.
+        case failed(CInt)
     }
 
-    /// Opens a non-blocking connection to `address` (Nagle off, as for every request-answer exchange).
+    private init(descriptor: CInt) {
+        self.descriptor = descriptor
+    }
+
+    /// Starts a non-blocking connection to `address` (Nagle off, as for every request-answer
+    /// exchange); a refusal shows when something is sent.
     static func open(to address: SocketAddress) -> Opening {
         let family: CInt = switch address {
         case .v4: AF_INET
@@ -42,34 +50,33 @@ struct DirectTCPSocket: ~Copyable {
             close(fd)
             return .failed(error)
         }
-        // On a LAN close by, the handshake is done by the time connect returns, or refused.
-        var poll = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
-        guard error == EINPROGRESS, Glibc.poll(&poll, 1, 0) == 1 else {
-            return .opened(DirectTCPSocket(descriptor: fd, isUp: error == 0))
-        }
-        var failure: CInt = 0
-        var length = socklen_t(MemoryLayout<CInt>.size)
-        _ = getsockopt(fd, SOL_SOCKET, SO_ERROR, &failure, &length)
-        guard failure == 0 else {
-            close(fd)
-            return .failed(failure)
-        }
-        return .opened(DirectTCPSocket(descriptor: fd, isUp: true))
+        return .opened(DirectTCPSocket(descriptor: fd))
     }
 
-    /// Sends as much of `bytes` as the socket takes now; returns how much that was (0 when it is not up).
-    func send(_ bytes: [UInt8]) -> Int {
-        guard isUp else { return 0 }
+    /// Sends as much of `bytes` as the socket takes now. On a LAN close by the handshake is
+    /// done by the time `open` returns (or by the time this is called, for a connection opened
+    /// ahead); elsewhere the connect may still be under way, and nothing is sent.
+    func send(_ bytes: [UInt8]) -> Sending {
         var sent = 0
         while sent < bytes.count {
             let count = bytes.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress! + sent, $0.count - sent, CInt(MSG_NOSIGNAL)) }
-            if count > 0 { sent += count } else if count < 0 && errno == EINTR { continue } else { break }
+            if count > 0 {
+                sent += count
+                continue
+            }
+            let error = errno
+            if count < 0 && error == EINTR { continue }
+            // Before the first byte, the kernel answers EAGAIN while connecting, and the
+            // connect's own error (taken off the socket) when it failed.
+            if sent > 0 || (count < 0 && (error == EAGAIN || error == EWOULDBLOCK)) { break }
+            return .failed(count < 0 ? error : EPIPE)
         }
-        return sent
+        return sent == 0 && !bytes.isEmpty ? .connecting : .sent(sent)
     }
 
     /// Whether the server closed it, or anything else came from it unasked (a server says nothing
-    /// before a request): a connection kept for a later request is then not used.
+    /// before a request), or its connect failed: a connection kept for a later request is then
+    /// not used.
     var isSpoiled: Bool {
         var poll = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
         return Glibc.poll(&poll, 1, 0) != 0

@@ -90,10 +90,10 @@ public struct HTTPClient: Sendable {
         }
         head.headers.replaceOrAdd(name: "Connection", value: "close")
         if let name = head.headers.first(where: { !Self.canBeSent($0.name, $0.value) })?.name {
-            promise.fail(HTTPClientError(.invalidHeader, request, "the header \(name.debugDescription) cannot be sent: a name must be a token, and a value hold no line break or NUL"))
+            promise.fail(HTTPClientError(.invalidHeader, request, "the header \(name.debugDescription) cannot be sent: a name must be a token, and a value hold no control character but tabs"))
             return (promise, nil)
         }
-        let describe = { (next: HTTPClientSpareConnection?, isConnecting: Bool) in
+        let describe = { (next: HTTPClientSpareConnection?, isConnecting: Bool, body: [UInt8]) in
             HTTPClientExchange(request: request, authority: target.authority, head: head, body: body, timeout: timeout,
                                maximumBodyLength: maximumBodyLength, thenOpening: next, isConnecting: isConnecting)
         }
@@ -101,30 +101,45 @@ public struct HTTPClient: Sendable {
         if let address = try? SocketAddress(ipAddress: target.host, port: target.port) {
             // An address (what renderers put in their URLs): connected to and sent to from here,
             // over the spare if it is fit for it (see `DirectTCPSocket`); NIO reads the answer.
-            let socket: DirectTCPSocket
+            let wire = HTTPClientSentRequest.bytes(of: head, body: body)
+            var socket: DirectTCPSocket
+            var isSpare = false
             if let spare, spare.address == address, let claimed = spare.claim() {
                 socket = claimed
+                isSpare = true
             } else {
                 switch DirectTCPSocket.open(to: address) {
                 case .opened(let opened): socket = opened
-                case .failed(let code):
-                    promise.fail(Self.connectError(IOError(errnoCode: code, reason: "connect"), request: request, address: target.authority, milliseconds: milliseconds))
-                    return (promise, nil)
+                case .failed(let code): return Self.failed(promise, connecting: code, request, target.authority)
                 }
             }
-            let wire = HTTPClientSentRequest.bytes(of: head, body: body)
-            let sent = socket.send(wire)
-            let (isUp, descriptor) = (socket.isUp, socket.take())
-            connected = ClientBootstrap(group: loop).channelInitializer(Self.pipeline(describe(nil, !isUp), promise, unsent: wire[sent...]))
-                .withConnectedSocket(descriptor)
-            // Once NIO has the connection (from another thread, it is taking it over meanwhile).
-            if sent == wire.count { next?.open() }
+            var sending = socket.send(wire)
+            if case .failed = sending, isSpare {
+                // The server dropped the spare as it was used: a connection of its own.
+                switch DirectTCPSocket.open(to: address) {
+                case .opened(let opened): socket = opened
+                case .failed(let code): return Self.failed(promise, connecting: code, request, target.authority)
+                }
+                sending = socket.send(wire)
+            }
+            let sent: Int
+            switch sending {
+            case .failed(let code): return Self.failed(promise, connecting: code, request, target.authority)
+            case .connecting: sent = 0
+            case .sent(let count): sent = count
+            }
+            let sentWhole = sent == wire.count
+            // What is left goes once NIO has the connection, and the spare is opened after it.
+            let exchange = describe(sentWhole ? nil : next, sent == 0, [])
+            connected = ClientBootstrap(group: loop).channelInitializer(Self.pipeline(exchange, promise, unsent: wire[sent...]))
+                .withConnectedSocket(socket.take())
+            if sentWhole { next?.open() }
         } else {
             // By name: NIO resolves it on a thread pool first, a millisecond or more per request.
             connected = ClientBootstrap(group: loop)
                 .connectTimeout(TimeAmount(timeout))
                 .channelOption(.socketOption(.tcp_nodelay), value: 1)
-                .channelInitializer(Self.pipeline(describe(next, false), promise))
+                .channelInitializer(Self.pipeline(describe(next, false, body), promise))
                 .connect(host: target.host, port: target.port)
         }
         connected.whenFailure { error in
@@ -134,24 +149,33 @@ public struct HTTPClient: Sendable {
     }
 
     /// The handlers of an exchange's connection; with `unsent`, what is left of a request sent
-    /// before NIO took the connection (`HTTPClientSentRequest`).
+    /// before NIO took the connection (`HTTPClientSentRequest`), whose head was checked already
+    /// (NIO's check would come after it went out).
     private static func pipeline(_ exchange: HTTPClientExchange, _ promise: EventLoopPromise<HTTPClientResponse>,
                                  unsent: ArraySlice<UInt8>? = nil) -> @Sendable (any Channel) -> EventLoopFuture<Void> {
         { channel in
             channel.eventLoop.makeCompletedFuture {
                 if let unsent { try channel.pipeline.syncOperations.addHandler(HTTPClientSentRequest(unsent: unsent)) }
-                try channel.pipeline.syncOperations.addHTTPClientHandlers()
+                try channel.pipeline.syncOperations.addHTTPClientHandlers(enableOutboundHeaderValidation: unsent == nil)
                 try channel.pipeline.syncOperations.addHandler(HTTPClientResponseCollector(exchange, promise: promise))
             }
         }
     }
 
-    /// RFC 9110's rules for a field (a name of token characters; a value without CR, LF or NUL):
-    /// one that breaks them could end the head early and smuggle in a request of its own.
+    /// RFC 9110's rules for a field, as NIO's own check has them (a name of token characters; a
+    /// value without control characters but tabs): a line break could end the head early and
+    /// smuggle in a request of its own.
     private static func canBeSent(_ name: String, _ value: String) -> Bool {
         !name.isEmpty && name.utf8.allSatisfy { byte in
             (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte | 0x20) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || "!#$%&'*+-.^_`|~".utf8.contains(byte)
-        } && !value.utf8.contains { $0 == 0 || $0 == 10 || $0 == 13 }
+        } && value.utf8.allSatisfy { $0 == 0x09 || ($0 >= 0x20 && $0 != 0x7F) }
+    }
+
+    /// Fails the request with a connect's error, from the calling thread.
+    private static func failed(_ promise: EventLoopPromise<HTTPClientResponse>, connecting code: CInt, _ request: String,
+                               _ authority: String) -> (response: EventLoopPromise<HTTPClientResponse>, connected: EventLoopFuture<any Channel>?) {
+        promise.fail(HTTPClientError(.connectionFailed, request, "could not connect to \(authority): \(String(cString: strerror(code)))"))
+        return (promise, nil)
     }
 
     /// Where to connect and what to ask for.

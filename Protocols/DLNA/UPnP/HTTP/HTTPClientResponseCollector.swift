@@ -10,18 +10,19 @@ struct HTTPClientExchange: Sendable {
     let authority: String
     let head: HTTPRequestHead
     let body: [UInt8]
-    /// From the connection being up to the end of the response.
+    /// From NIO having the connection (its connect included, when that was still under way) to
+    /// the end of the response.
     let timeout: Duration
     let maximumBodyLength: Int
-    /// A spare connection for the next request, opened once this one is written (when NIO writes it).
+    /// A spare connection for the next request, opened once NIO has written this one.
     let thenOpening: HTTPClientSpareConnection?
     /// Whether NIO took the connection over while it was still being made: a failure before
     /// the answer is then most likely the connect's.
     let isConnecting: Bool
 }
 
-/// Runs the one exchange of an `HTTPClient` connection on its event loop: writes the request as
-/// soon as the connection is up, then reads the response: its head, its body up to the limit,
+/// Runs the one exchange of an `HTTPClient` connection on its event loop: writes the request (or
+/// what of it is left, `HTTPClientSentRequest`) as soon as NIO has the connection, then reads the response: its head, its body up to the limit,
 /// its end. Whatever comes first of the end, a parse error, the deadline or the connection
 /// closing settles the request; the later ones find it settled.
 final class HTTPClientResponseCollector: ChannelInboundHandler, RemovableChannelHandler {
@@ -35,6 +36,8 @@ final class HTTPClientResponseCollector: ChannelInboundHandler, RemovableChannel
     private var head: HTTPResponseHead?
     private var body: [UInt8] = []
     private var deadline: Scheduled<Void>?
+    /// Whether NIO wrote the request (the rest of it, if it was sent in part before).
+    private var isWritten = false
 
     init(_ exchange: HTTPClientExchange, promise: EventLoopPromise<HTTPClientResponse>) {
         self.exchange = exchange
@@ -46,25 +49,35 @@ final class HTTPClientResponseCollector: ChannelInboundHandler, RemovableChannel
         context.fireChannelActive()
     }
 
-    /// A connection that was up already (a spare one) hears no `channelActive`: the request goes now.
-    func handlerAdded(context: ChannelHandlerContext) {
-        if context.channel.isActive { send(context) }
-    }
-
     private func send(_ context: ChannelHandlerContext) {
         guard deadline == nil else { return }
         let channel = context.channel
-        let (promise, request, milliseconds) = (promise, request, exchange.timeout.milliseconds)
-        deadline = context.eventLoop.scheduleTask(in: TimeAmount(exchange.timeout)) {
-            promise.fail(HTTPClientError(.timedOut, request, "timed out after \(milliseconds) ms without a complete response"))
-            channel.close(promise: nil)
+        let milliseconds = exchange.timeout.milliseconds
+        deadline = context.eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(exchange.timeout)) { [self] in
+            if exchange.isConnecting && !isWritten {
+                settle(.timedOut, "could not connect to \(exchange.authority) within \(milliseconds) ms", channel)
+            } else {
+                settle(.timedOut, "timed out after \(milliseconds) ms without a complete response", channel)
+            }
         }
+        let written = context.eventLoop.makePromise(of: Void.self)
         context.write(wrapOutboundOut(.head(exchange.head)), promise: nil)
         if !exchange.body.isEmpty {
             context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: exchange.body)))), promise: nil)
         }
-        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
-        exchange.thenOpening?.open()
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: written)
+        // A write that fails is often not an error the pipeline hears of (NIO closes the channel
+        // with it): a connect under way that fails says so here.
+        written.futureResult.assumeIsolated().whenComplete { [self] result in
+            switch result {
+            case .success:
+                isWritten = true
+                exchange.thenOpening?.open()
+            case .failure(let error):
+                settle(.connectionFailed, exchange.isConnecting ? "could not connect to \(exchange.authority): \(Self.reason(error))"
+                                                               : "the connection failed: \(Self.reason(error))", channel)
+            }
+        }
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -92,12 +105,10 @@ final class HTTPClientResponseCollector: ChannelInboundHandler, RemovableChannel
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         if let parseError = error as? HTTPParserError {
             fail(.malformedResponse, "the response is not valid HTTP/1.1 (\(parseError))", context)
-        } else if let ioError = error as? IOError, exchange.isConnecting, head == nil {
-            fail(.connectionFailed, "could not connect to \(exchange.authority): \(String(cString: strerror(ioError.errnoCode)))", context)
-        } else if let ioError = error as? IOError {
-            fail(.connectionFailed, "the connection failed: \(String(cString: strerror(ioError.errnoCode)))", context)
+        } else if exchange.isConnecting && !isWritten {
+            fail(.connectionFailed, "could not connect to \(exchange.authority): \(Self.reason(error))", context)
         } else {
-            fail(.connectionFailed, "the connection failed: \(error)", context)
+            fail(.connectionFailed, "the connection failed: \(Self.reason(error))", context)
         }
     }
 
@@ -112,7 +123,17 @@ final class HTTPClientResponseCollector: ChannelInboundHandler, RemovableChannel
     }
 
     private func fail(_ kind: HTTPClientError.Kind, _ reason: String, _ context: ChannelHandlerContext) {
+        settle(kind, reason, context.channel)
+    }
+
+    /// Fails the request (unless it was settled already) and closes the connection.
+    private func settle(_ kind: HTTPClientError.Kind, _ reason: String, _ channel: any Channel) {
         promise.fail(HTTPClientError(kind, request, reason))
-        context.close(promise: nil)
+        channel.close(promise: nil)
+    }
+
+    /// An I/O error as the system says it ("Connection refused"), anything else as it describes itself.
+    private static func reason(_ error: any Error) -> String {
+        if let ioError = error as? IOError { String(cString: strerror(ioError.errnoCode)) } else { "\(error)" }
     }
 }

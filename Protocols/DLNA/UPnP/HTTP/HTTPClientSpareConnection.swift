@@ -2,8 +2,8 @@ import NIOCore
 import Synchronization
 
 /// A connection to an HTTP server for a request not known yet (`HTTPClient.spareConnection`):
-/// it connects once the request it was made beside is written (`response(...thenOpening:)`),
-/// so that connecting does not hold that request up, and the next request to the server (a
+/// it connects once the request it was made beside is sent (`response(...thenOpening:)`), so
+/// that connecting does not hold that request up, and the next request to the server (a
 /// renderer's GetProtocolInfo after its description) then goes out without waiting for a connect.
 ///
 /// It carries one request, and only within `maximumIdle` of being opened: servers drop idle
@@ -26,34 +26,30 @@ public final class HTTPClientSpareConnection: Sendable {
     }
 
     /// Starts connecting now (once), on the calling thread, rather than when the request passed
-    /// it as `thenOpening` is written: for a request whose content is still being made.
+    /// it as `thenOpening` is sent: for a request whose content is still being made. Under the
+    /// lock (a connect does not block), so that a claim made meanwhile waits for it rather than
+    /// opening a second connection.
     public func open() {
-        guard state.withLock({ state in
-            defer { if state.opened == nil { state.opened = .now } }
-            return state.opened == nil && !state.closed
-        }) else { return }
-        var opened: DirectTCPSocket?
-        switch DirectTCPSocket.open(to: address) {
-        case .opened(let socket): opened = consume socket
-        case .failed: return
-        }
         state.withLock { state in
-            if !state.closed { state.socket = opened.take() }
+            guard state.opened == nil, !state.closed else { return }
+            state.opened = .now
+            switch DirectTCPSocket.open(to: address) {
+            case .opened(let socket): state.socket = consume socket
+            case .failed: break
+            }
         }
     }
 
     /// For the one request it carries: the socket, opened now if it was not, if it is still
     /// fresh and the server has not closed it; nil for any request after, or when it is not fit
-    /// (the request then makes a connection of its own).
+    /// (the request then makes a connection of its own, and an unfit socket is closed).
     func claim() -> DirectTCPSocket? {
-        guard state.withLock({ state in
-            defer { state.claimed = true }
-            return !state.claimed
-        }) else { return nil }
         open()
         return state.withLock { state -> DirectTCPSocket? in
-            guard let opened = state.opened, .now - opened <= maximumIdle, let socket = state.socket.take() else { return nil }
-            if socket.isSpoiled { return nil }
+            guard !state.claimed else { return nil }
+            state.claimed = true
+            guard let socket = state.socket.take() else { return nil }
+            guard let opened = state.opened, .now - opened <= maximumIdle, !socket.isSpoiled else { return nil }
             return .some(socket)
         }
     }
