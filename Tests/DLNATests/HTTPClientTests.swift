@@ -209,12 +209,8 @@ struct HTTPClientTests {
         // A listener whose queue is full drops the next SYN; the client's connect is still under
         // way when its request is made (NIO takes the socket over as it is and sends once it is
         // up), and the kernel sends the SYN again a second later, once the queue has room.
-        let (listener, port) = try boundSocket()
-        defer { close(listener) }
-        try #require(listen(listener, 0) == 0)
-        let filler = try connectedSocket(to: port)
-        defer { close(filler) }
-        try requireConnectsAreHeldUp(at: port)
+        let (listener, port, filler) = try fullQueue()
+        defer { close(listener); close(filler) }
         let url = try #require(URL(string: "http://127.0.0.1:\(port)/control"))
         // The SYN is sent (and dropped) by the time `response` returns.
         let answer = client.response(.POST, url, body: Array("under way".utf8), on: client.nextLoop())
@@ -230,12 +226,8 @@ struct HTTPClientTests {
     }
 
     @Test func aConnectRefusedAfterNIOTookTheSocketSaysSo() async throws {
-        let (listener, port) = try boundSocket()
-        defer { close(listener) }
-        try #require(listen(listener, 0) == 0)
-        let filler = try connectedSocket(to: port)
-        defer { close(filler) }
-        try requireConnectsAreHeldUp(at: port)
+        let (listener, port, filler) = try fullQueue()
+        defer { close(listener); close(filler) }
         let url = try #require(URL(string: "http://127.0.0.1:\(port)/description.xml"))
         let answer = client.response(.GET, url, on: client.nextLoop())
         // No longer listening (the port stays ours): the SYN sent again a second later is refused.
@@ -245,16 +237,25 @@ struct HTTPClientTests {
         #expect(error?.description == "GET \(url.absoluteString): could not connect to 127.0.0.1:\(port): Connection refused")
     }
 
-    /// The premise of the tests above: with the listener's queue full, a connect is still under
-    /// way when its request is to be sent.
-    private func requireConnectsAreHeldUp(at port: Int) throws {
-        switch DirectTCPSocket.open(to: try SocketAddress(ipAddress: "127.0.0.1", port: port)) {
-        case .opened(let probe):
-            let heldUp = if case .connecting = probe.send([1]) { true } else { false }
-            try #require(heldUp, "a connect to a full queue was not held up: the test would not take the path it names")
-        case .failed(let code):
-            throw HTTPClientError(.connectionFailed, "CONNECT 127.0.0.1:\(port)", String(cString: strerror(code)))
+    /// A listener whose queue (of one) is full, the connection filling it, and its port: the
+    /// kernel drops the next SYN and the client's connect is still under way when its request is
+    /// to be sent (checked: the tests using it would otherwise not take the path they name).
+    private func fullQueue() throws -> (listener: Int32, port: Int, filler: Int32) {
+        let (listener, port) = try boundSocket()
+        guard listen(listener, 0) == 0, let filler = try? connectedSocket(to: port) else {
+            close(listener)
+            throw HTTPClientError(.connectionFailed, "LISTEN 127.0.0.1:\(port)", "could not fill the listener's queue")
         }
+        var heldUp = false
+        if case .opened(let probe) = DirectTCPSocket.open(to: try SocketAddress(ipAddress: "127.0.0.1", port: port)), case .connecting = probe.send([1]) {
+            heldUp = true
+        }
+        guard heldUp else {
+            close(listener)
+            close(filler)
+            throw HTTPClientError(.connectionFailed, "CONNECT 127.0.0.1:\(port)", "a connect to a full queue was not held up")
+        }
+        return (listener, port, filler)
     }
 
     @Test func refusesAHeaderThatWouldEndTheHeadEarly() async throws {

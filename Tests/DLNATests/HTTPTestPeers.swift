@@ -114,26 +114,14 @@ func acceptConnection(_ listener: Int32, seconds: Int32 = 5) async throws -> Int
 /// Reads one request from `fd` (its head, then as much body as its Content-Length says, within
 /// 5 s), answers it 200 with `body` and closes the sending side; returns the request as text.
 func answerOneRequest(on fd: Int32, with body: String) async throws -> String {
-    let request = try await onThreadOfItsOwn { () -> [UInt8] in
-        let deadline = ContinuousClock.now + .seconds(5)
-        var received: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        func complete() -> Bool {
+    let request = try await onThreadOfItsOwn {
+        readBlocking(fd, seconds: 5) { received in
             let text = String(decoding: received, as: UTF8.self)
             guard let end = text.range(of: "\r\n\r\n") else { return false }
             let length = text[..<end.lowerBound].split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
                 .flatMap { Int($0.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) } ?? 0
             return text[end.upperBound...].utf8.count >= length
         }
-        while !complete() && ContinuousClock.now < deadline {
-            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            guard poll(&poller, 1, 50) >= 0 else { break }
-            if poller.revents == 0 { continue }
-            let n = recv(fd, &buffer, buffer.count, 0)
-            if n <= 0 { break }
-            received += buffer[0..<n]
-        }
-        return received
     }
     let answer = Array("HTTP/1.1 200 OK\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)".utf8)
     _ = answer.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
@@ -175,10 +163,15 @@ func readUntilClosed(_ fd: Int32, seconds: Double) async throws -> [UInt8] {
 }
 
 private func readUntilClosedBlocking(_ fd: Int32, seconds: Double) -> [UInt8] {
+    readBlocking(fd, seconds: seconds) { _ in false }
+}
+
+/// Reads until `isComplete` says so, the peer closes, or `seconds` pass.
+private func readBlocking(_ fd: Int32, seconds: Double, until isComplete: ([UInt8]) -> Bool) -> [UInt8] {
     let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
     var received: [UInt8] = []
     var buffer = [UInt8](repeating: 0, count: 65536)
-    while ContinuousClock.now < deadline {
+    while !isComplete(received) && ContinuousClock.now < deadline {
         var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
         guard poll(&poller, 1, 50) >= 0 else { break }
         if poller.revents == 0 { continue }
