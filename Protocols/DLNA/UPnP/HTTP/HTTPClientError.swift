@@ -4,7 +4,7 @@ public struct HTTPClientError: Error, Sendable, CustomStringConvertible {
     public enum Kind: Sendable {
         /// Only `http://` URLs with a host are accepted.
         case invalidURL
-        /// A header that cannot be sent as given: a name that is not an HTTP token, a value with a line break or NUL.
+        /// A header that cannot be sent as given: a name that is not an HTTP token, a value with a control character other than a tab.
         case invalidHeader
         /// Refused, unreachable, reset, or closed before any response came.
         case connectionFailed

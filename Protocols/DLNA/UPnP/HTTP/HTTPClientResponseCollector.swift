@@ -22,9 +22,10 @@ struct HTTPClientExchange: Sendable {
 }
 
 /// Runs the one exchange of an `HTTPClient` connection on its event loop: writes the request (or
-/// what of it is left, `HTTPClientSentRequest`) as soon as NIO has the connection, then reads the response: its head, its body up to the limit,
-/// its end. Whatever comes first of the end, a parse error, the deadline or the connection
-/// closing settles the request; the later ones find it settled.
+/// what of it is left, `HTTPClientSentRequest`) as soon as NIO has the connection, then reads the
+/// response: its head, its body up to the limit, its end. Whatever comes first of the end, a
+/// parse error, a failed write, the deadline or the connection closing settles the request; the
+/// later ones find it settled.
 final class HTTPClientResponseCollector: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPClientResponsePart
     typealias OutboundOut = HTTPClientRequestPart
