@@ -99,7 +99,7 @@ func hasPendingConnection(_ listener: Int32) -> Bool {
 }
 
 /// The next connection to `listener`, accepted within `seconds` on a thread of its own.
-func acceptConnection(_ listener: Int32, seconds: Int32 = 5) async throws -> Int32 {
+func acceptConnection(_ listener: Int32, seconds: Int32 = 20) async throws -> Int32 {
     let fd = try await onThreadOfItsOwn { () -> Int32 in
         var poller = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
         guard poll(&poller, 1, seconds * 1000) == 1 else { return -1 }
@@ -112,10 +112,11 @@ func acceptConnection(_ listener: Int32, seconds: Int32 = 5) async throws -> Int
 }
 
 /// Reads one request from `fd` (its head, then as much body as its Content-Length says, within
-/// 5 s), answers it 200 with `body` and closes the sending side; returns the request as text.
+/// 20 s: the suite's first seconds are slow), answers it 200 with `body` and closes the sending
+/// side; returns the request as text.
 func answerOneRequest(on fd: Int32, with body: String) async throws -> String {
     let request = try await onThreadOfItsOwn {
-        readBlocking(fd, seconds: 5) { received in
+        readBlocking(fd, seconds: 20) { received in
             let text = String(decoding: received, as: UTF8.self)
             guard let end = text.range(of: "\r\n\r\n") else { return false }
             let length = text[..<end.lowerBound].split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
