@@ -217,8 +217,8 @@ final class ActiveRenderer {
     /// made there to take it in, then this one resumed, cost two of its jobs).
     private func firstWord(after play: Int, reading: EventLoopFuture<[String: String]>) async {
         guard transportState != "PLAYING" else { return }
+        heardFirstWord()
         let wait = FirstWordWait()
-        firstWordWait?.resume(with: nil)
         firstWordWait = wait
         let answer = await withCheckedContinuation { continuation in
             wait.start(continuation)

@@ -102,38 +102,36 @@ public struct HTTPClient: Sendable {
             // An address (what renderers put in their URLs): connected to and sent to from here,
             // over the spare if it is fit for it (see `DirectTCPSocket`); NIO reads the answer.
             let wire = HTTPClientSentRequest.bytes(of: head, body: body)
-            var socket: DirectTCPSocket
-            var isSpare = false
-            if let spare, spare.address == address, let claimed = spare.claim() {
-                socket = claimed
-                isSpare = true
-            } else {
-                switch DirectTCPSocket.open(to: address) {
-                case .opened(let opened): socket = opened
-                case .failed(let code): return Self.failed(promise, connecting: code, request, target.authority)
+            // The spare if it is fit; one the server dropped as it was used, or none, gives way
+            // to a connection of its own.
+            var trySpare = spare?.address == address
+            while true {
+                let socket: DirectTCPSocket
+                let isSpare = trySpare
+                trySpare = false
+                if isSpare, let claimed = spare?.claim() {
+                    socket = claimed
+                } else {
+                    switch DirectTCPSocket.open(to: address) {
+                    case .opened(let opened): socket = opened
+                    case .failed(let code): return Self.failed(promise, connecting: code, request, target.authority)
+                    }
                 }
-            }
-            var sending = socket.send(wire)
-            if case .failed = sending, isSpare {
-                // The server dropped the spare as it was used: a connection of its own.
-                switch DirectTCPSocket.open(to: address) {
-                case .opened(let opened): socket = opened
+                let sent: Int
+                switch socket.send(wire) {
+                case .failed where isSpare: continue
                 case .failed(let code): return Self.failed(promise, connecting: code, request, target.authority)
+                case .connecting: sent = 0
+                case .sent(let count): sent = count
                 }
-                sending = socket.send(wire)
+                let sentWhole = sent == wire.count
+                // What is left goes once NIO has the connection, and the spare is opened after it.
+                let exchange = describe(sentWhole ? nil : next, sent == 0, [])
+                connected = ClientBootstrap(group: loop).channelInitializer(Self.pipeline(exchange, promise, unsent: wire[sent...]))
+                    .withConnectedSocket(socket.take())
+                if sentWhole { next?.open() }
+                break
             }
-            let sent: Int
-            switch sending {
-            case .failed(let code): return Self.failed(promise, connecting: code, request, target.authority)
-            case .connecting: sent = 0
-            case .sent(let count): sent = count
-            }
-            let sentWhole = sent == wire.count
-            // What is left goes once NIO has the connection, and the spare is opened after it.
-            let exchange = describe(sentWhole ? nil : next, sent == 0, [])
-            connected = ClientBootstrap(group: loop).channelInitializer(Self.pipeline(exchange, promise, unsent: wire[sent...]))
-                .withConnectedSocket(socket.take())
-            if sentWhole { next?.open() }
         } else {
             // By name: NIO resolves it on a thread pool first, a millisecond or more per request.
             connected = ClientBootstrap(group: loop)

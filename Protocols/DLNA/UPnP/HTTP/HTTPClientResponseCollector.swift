@@ -89,7 +89,7 @@ final class HTTPClientResponseCollector: ChannelInboundHandler, RemovableChannel
             head = received
         case .body(var buffer):
             guard body.count + buffer.readableBytes <= maximumBodyLength else {
-                fail(.bodyTooLarge, "the response body is longer than the limit of \(maximumBodyLength) bytes", context)
+                settle(.bodyTooLarge, "the response body is longer than the limit of \(maximumBodyLength) bytes", context.channel)
                 return
             }
             body += buffer.readBytes(length: buffer.readableBytes) ?? []
@@ -97,7 +97,7 @@ final class HTTPClientResponseCollector: ChannelInboundHandler, RemovableChannel
             if let head {
                 promise.succeed(HTTPClientResponse(status: head.status, headers: head.headers, body: body))
             } else {
-                fail(.malformedResponse, "the response ended before its status line", context)
+                settle(.malformedResponse, "the response ended before its status line", context.channel)
             }
             context.close(promise: nil)
         }
@@ -105,11 +105,11 @@ final class HTTPClientResponseCollector: ChannelInboundHandler, RemovableChannel
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         if let parseError = error as? HTTPParserError {
-            fail(.malformedResponse, "the response is not valid HTTP/1.1 (\(parseError))", context)
+            settle(.malformedResponse, "the response is not valid HTTP/1.1 (\(parseError))", context.channel)
         } else if exchange.isConnecting && !isWritten {
-            fail(.connectionFailed, "could not connect to \(exchange.authority): \(Self.reason(error))", context)
+            settle(.connectionFailed, "could not connect to \(exchange.authority): \(Self.reason(error))", context.channel)
         } else {
-            fail(.connectionFailed, "the connection failed: \(Self.reason(error))", context)
+            settle(.connectionFailed, "the connection failed: \(Self.reason(error))", context.channel)
         }
     }
 
@@ -121,10 +121,6 @@ final class HTTPClientResponseCollector: ChannelInboundHandler, RemovableChannel
             promise.fail(HTTPClientError(.malformedResponse, request, "the server closed the connection in the middle of the response"))
         }
         context.fireChannelInactive()
-    }
-
-    private func fail(_ kind: HTTPClientError.Kind, _ reason: String, _ context: ChannelHandlerContext) {
-        settle(kind, reason, context.channel)
     }
 
     /// Fails the request (unless it was settled already) and closes the connection.
