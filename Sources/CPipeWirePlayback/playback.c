@@ -1,6 +1,8 @@
 #include "CPipeWirePlayback.h"
 
 #include <errno.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,13 +28,25 @@ struct mr_pw_playback {
     unsigned rate;
     int failed;           /* a negative errno once the stream or the connection failed */
     char failure[200];
-    int started;          /* the graph took samples once */
-    int draining;
+    /* Shared with the data thread, which takes no lock: */
+    atomic_int started;   /* the graph took samples once */
+    atomic_int draining;
+    atomic_ulong underruns;
     int drained;
-    unsigned long underruns;
 };
 
-/* Runs on the thread loop (the stream has no real-time process flag), under its lock. */
+/* Runs on the thread loop, under its lock: wakes a writer waiting for room (or a drain). */
+static int wake_writer(struct spa_loop *loop, bool async, uint32_t seq, const void *data, size_t size, void *user_data) {
+    (void)loop, (void)async, (void)seq, (void)data, (void)size;
+    struct mr_pw_playback *p = user_data;
+    pw_thread_loop_signal(p->loop, false);
+    return 0;
+}
+
+/* Runs on PipeWire's data thread (PW_STREAM_FLAG_RT_PROCESS), real-time where the system allows
+ * it (client-rt.conf loads module-rt: rtkit, or the process's own right): a thread of normal
+ * priority, late for a graph cycle on a busy machine, is heard as a gap of one period. It takes no
+ * lock: the ring has one reader and one writer, and the writer is woken through the thread loop. */
 static void on_process(void *data) {
     struct mr_pw_playback *p = data;
     struct pw_buffer *b = pw_stream_dequeue_buffer(p->stream);
@@ -51,11 +65,11 @@ static void on_process(void *data) {
     if (n > 0) {
         spa_ringbuffer_read_data(&p->ring, p->ring_data, p->ring_size, index & (p->ring_size - 1), d->data, n);
         spa_ringbuffer_read_update(&p->ring, index + n);
-        p->started = 1;
+        atomic_store(&p->started, 1);
     }
     if (n < want) {
         memset((uint8_t *)d->data + n, 0, want - n);
-        if (p->started && !p->draining) p->underruns++;
+        if (atomic_load(&p->started) && !atomic_load(&p->draining)) atomic_fetch_add(&p->underruns, 1);
     }
     d->chunk->offset = 0;
     d->chunk->stride = (int32_t)p->stride;
@@ -63,7 +77,7 @@ static void on_process(void *data) {
     /* In frames, as PipeWire advises for audio: the sum over queued buffers is pw_time.queued. */
     b->size = want / p->stride;
     pw_stream_queue_buffer(p->stream, b);
-    pw_thread_loop_signal(p->loop, false);
+    pw_loop_invoke(pw_thread_loop_get_loop(p->loop), wake_writer, 0, NULL, 0, false, p);
 }
 
 static void on_state_changed(void *data, enum pw_stream_state old, enum pw_stream_state state, const char *error) {
@@ -166,7 +180,11 @@ mr_pw_playback *mr_pw_playback_open(const char *name, unsigned rate, unsigned ch
     p->ring_data = malloc(p->ring_size);
     spa_ringbuffer_init(&p->ring);
     p->loop = pw_thread_loop_new("mediaroute-sound", NULL);
-    p->context = p->loop ? pw_context_new(pw_thread_loop_get_loop(p->loop), NULL, 0) : NULL;
+    /* client-rt.conf loads module-rt (PipeWire 1.x's client.conf does too, and may drop the file). */
+    if (p->loop) {
+        p->context = pw_context_new(pw_thread_loop_get_loop(p->loop), pw_properties_new(PW_KEY_CONFIG_NAME, "client-rt.conf", NULL), 0);
+        if (p->context == NULL) p->context = pw_context_new(pw_thread_loop_get_loop(p->loop), NULL, 0);
+    }
     if (p->ring_data == NULL || p->context == NULL || pw_thread_loop_start(p->loop) < 0) {
         snprintf(error, error_size, "cannot start PipeWire's client loop: %s", strerror(errno));
         destroy(p);
@@ -203,7 +221,7 @@ mr_pw_playback *mr_pw_playback_open(const char *name, unsigned rate, unsigned ch
     }
     const struct spa_pod *params[1] = { spa_format_audio_raw_build(&builder, SPA_PARAM_EnumFormat, &info) };
     int res = pw_stream_connect(p->stream, PW_DIRECTION_OUTPUT, PW_ID_ANY,
-                                PW_STREAM_FLAG_AUTOCONNECT | PW_STREAM_FLAG_MAP_BUFFERS, params, 1);
+                                PW_STREAM_FLAG_AUTOCONNECT | PW_STREAM_FLAG_MAP_BUFFERS | PW_STREAM_FLAG_RT_PROCESS, params, 1);
     /* Ready once the session manager linked it to a sink and the graph runs it, so that the first
      * samples written flow at once instead of waiting in the ring while the writer's source piles
      * up; a stream nothing links would never play. */
@@ -281,16 +299,13 @@ long mr_pw_playback_delay(mr_pw_playback *p) {
 }
 
 unsigned long mr_pw_playback_underruns(mr_pw_playback *p) {
-    pw_thread_loop_lock(p->loop);
-    unsigned long count = p->underruns;
-    pw_thread_loop_unlock(p->loop);
-    return count;
+    return atomic_load(&p->underruns);
 }
 
 void mr_pw_playback_close(mr_pw_playback *p, int drain) {
     if (drain) {
         pw_thread_loop_lock(p->loop);
-        p->draining = 1;
+        atomic_store(&p->draining, 1);
         struct timespec deadline = deadline_in(SPA_NSEC_PER_SEC);
         uint32_t index;
         while (p->failed == 0 && p->started && spa_ringbuffer_get_read_index(&p->ring, &index) > 0) {

@@ -4,7 +4,9 @@ import Foundation
 /// machine: pipewire's whole configuration (nothing of the machine's is read), and wireplumber's
 /// stock scripts with its components and the script that enables things replaced, so that no ALSA,
 /// V4L2 or libcamera monitor, no Bluetooth and no portal access runs; both daemons' bus addresses
-/// name a socket nobody listens on, so they never reach the machine's buses nor start one.
+/// name a socket nobody listens on, so they never reach the machine's buses nor start one. As on a
+/// desktop, the server loads module-rt: its graph runs at real-time priority where it may (as root
+/// here), so that a busy machine does not make it late for a period, a gap in what is recorded.
 struct IsolatedPipeWireConfiguration {
     /// Holds `pipewire/pipewire.conf` and `wireplumber/`: what `XDG_CONFIG_HOME` names for wireplumber.
     let directory: String
@@ -28,6 +30,7 @@ struct IsolatedPipeWireConfiguration {
         context.properties = { core.daemon = true core.name = pipewire-0 default.clock.rate = 48000 }
         context.spa-libs = { audio.convert.* = audioconvert/libspa-audioconvert support.* = support/libspa-support }
         context.modules = [
+            { name = libpipewire-module-rt flags = [ ifexists nofail ] }
             { name = libpipewire-module-protocol-native } { name = libpipewire-module-metadata }
             { name = libpipewire-module-spa-node-factory } { name = libpipewire-module-client-node }
             { name = libpipewire-module-access } { name = libpipewire-module-adapter }

@@ -5,8 +5,9 @@
 
 /* A playback stream on the PipeWire server the environment names (PIPEWIRE_REMOTE in
  * PIPEWIRE_RUNTIME_DIR or XDG_RUNTIME_DIR), fed interleaved Float32 through a ring of its own;
- * the session manager links it to the default sink. Its thread loop runs PipeWire's events; the
- * writer blocks until the ring has room. SPA's pods and event tables are macros and structs of
+ * the session manager links it to the default sink. Its thread loop runs PipeWire's events, and
+ * PipeWire's real-time data thread takes the samples out of the ring; the writer blocks until the
+ * ring has room. SPA's pods and event tables are macros and structs of
  * callbacks, which Swift cannot build: hence this C part. */
 typedef struct mr_pw_playback mr_pw_playback;
 
