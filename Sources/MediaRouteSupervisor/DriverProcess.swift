@@ -185,8 +185,15 @@ enum StopReason: Sendable, Equatable, CustomStringConvertible {
     case supervisorShuttingDown
     /// Killed for misbehaving: hung, flooding, violating the protocol.
     case killed(String)
+    /// Killed because its end of the channel closed while it lived on.
+    case closedChannel
 
-    var isIntentional: Bool { if case .killed = self { false } else { true } }
+    var isIntentional: Bool {
+        switch self {
+        case .killed, .closedChannel: false
+        default: true
+        }
+    }
 
     var description: String {
         switch self {
@@ -196,6 +203,7 @@ enum StopReason: Sendable, Equatable, CustomStringConvertible {
         case .disabledByConfiguration: "stopped: disabled in the configuration file"
         case .supervisorShuttingDown: "stopped: the supervisor is shutting down"
         case .killed(let why): why
+        case .closedChannel: "closed its IPC channel"
         }
     }
 }

@@ -101,7 +101,7 @@ extension Supervisor {
         Task {
             let reason = await process.connection.waitUntilClosed()
             if process.termination == nil && process.stopReason == nil {
-                process.kill(.killed(reason.code == .connectionClosed ? "closed its IPC channel" : "violated the protocol: \(reason.message)"))
+                process.kill(reason.code == .connectionClosed ? .closedChannel : .killed("violated the protocol: \(reason.message)"))
             }
         }
     }
@@ -144,12 +144,15 @@ extension Supervisor {
         Task { await process.connection.close() }
         let hadDevices = !record.devices.isEmpty
         record.clearDevices()
-        let description = process.stopReason.map { $0.isIntentional ? "\($0)" : "\($0) (\(termination))" } ?? "\(termination)"
-        dropRoutes(of: record, reason: description, intentionally: process.stopReason?.isIntentional == true)
+        // A driver that dies closes its channel as it goes, and that close may be seen first: it
+        // is named only when our kill ended the process; a crash is named by its own signal.
+        let stopReason = process.stopReason == .closedChannel && termination != .signalled(SIGKILL) ? nil : process.stopReason
+        let description = stopReason.map { $0.isIntentional ? "\($0)" : "\($0) (\(termination))" } ?? "\(termination)"
+        dropRoutes(of: record, reason: description, intentionally: stopReason?.isIntentional == true)
         record.isDiscovering = false
         if hadDevices { publishPicker() }
         record.lastExit = description
-        if process.stopReason?.isIntentional == true || isShuttingDown {
+        if stopReason?.isIntentional == true || isShuttingDown {
             record.phase = .stopped
             logger.info("\(record.manifest.kindName) \(record.id) stopped: \(description)", metadata: record.logMetadata)
         } else {

@@ -113,6 +113,7 @@ struct CrashContainmentTests {
         ("lie-device", "violated the protocol: reported a device of protocol org.other.protocol"),
         ("bad-reply", "violated the protocol: "),
         ("kill -9 from outside", "killed by signal 9"),
+        ("close-channel", "closed its IPC channel (killed by signal 9"),
     ]
 
     /// One fault at a time: each starts and crashes real processes, and two cores are shared with the other suites.

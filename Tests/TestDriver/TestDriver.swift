@@ -2,8 +2,8 @@ import Foundation
 import MediaDevice
 
 /// A driver for the crash-isolation tests: reports the devices it is told to, and on command
-/// (a word written to `command` in its state directory) crashes, hangs, floods, sends garbage or
-/// lies, the way a broken driver would.
+/// (a word written to `command` in its state directory) crashes, hangs, floods, sends garbage,
+/// lies or closes its channel and lives on, the way a broken driver would.
 ///
 /// Arguments: `--protocol ID` (what it claims in the handshake), `--devices "Name A,Name B"`,
 /// `--crash-on-start`, `--crash-on-discovery`, `--simultaneous` (runs several sessions at once),
@@ -58,6 +58,10 @@ final class TestDriver: MediaDeviceExtension {
         case "abort": abort()
         case "exit": exit(3)
         case "hang": while true { usleep(1_000_000) }  // blocks the main actor: no callback, no heartbeat answer
+        // Its end of the channel closes for writing while it lives on (the main thread, which runs the SDK's loop, held).
+        case "close-channel":
+            shutdown(3, Int32(SHUT_WR))
+            while true { pause() }
         case "flood": for i in 0..<100_000 { routingManager.foundDevice(device("Flood \(i % 10)")) }
         case "garbage": rawFrame(Array("{\"jsonrpc\":\"2.0\",".utf8))
         case "lie-device": rawFrame(Array(#"{"jsonrpc":"2.0","method":"device.found","params":{"device":{"id":"x","displayName":"Stolen TV","capabilities":["urlPlayback"],"protocol":"org.other.protocol"}}}"#.utf8))
