@@ -143,6 +143,33 @@ struct ConnectionTests {
         await client.close()
     }
 
+    /// What the conformance kit sends to check §7: a request with its `rpc.cancel` right behind
+    /// it; the answer that crosses the cancel is dropped without a word, and the connection goes on.
+    @Test func anAbandonedRequestGoesOutWithItsCancelAndItsAnswerIsDropped() async throws {
+        let violations = ViolationLog()
+        let (connection, peer) = try await acceptorWithRawPeer(violations: violations)
+        try await connection.requestAbandoned("discovery.start", ["probe": true])
+        let sent = try await peer.read(count: 2)
+        guard sent.count == 2, case .request(let id, "discovery.start", ["probe": true]?, 0) = sent[0] else {
+            Issue.record("expected the request first: \(sent)")
+            return
+        }
+        guard case .notification("rpc.cancel", let params?, 0) = sent[1] else {
+            Issue.record("expected its rpc.cancel right behind it: \(sent)")
+            return
+        }
+        #expect(params["id"] == id.json)
+        // The answer crosses the cancel; the peer's next request is still answered.
+        try peer.send(.response(id: id, result: .object([:]), descriptorCount: 0))
+        try peer.send(.request(id: .number(7), method: "echo", params: ["after": true], descriptorCount: 0))
+        guard case .response(.number(7), ["after": true], 0)? = try await peer.read() else {
+            Issue.record("the echo after the late answer was not answered")
+            return
+        }
+        #expect(violations.all.isEmpty, "\(violations.all)")
+        await connection.close()
+    }
+
     @Test func aShortTimeoutAfterALongOneFiresOnItsOwnTime() async throws {
         let cancelled = Counter(), started = Counter()
         let (server, client) = try await connectedPair(serverHandlers: Self.hangingHandlers(cancelled, started: started))

@@ -156,6 +156,17 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
         if Task.isCancelled { abandon(id, because: CancellationError()) }
     }
 
+    /// Sends `method` and, in the same write, the `rpc.cancel` that gives it up: the peer reads a
+    /// request it is told to abandon before it could answer, which no timeout makes certain (on a
+    /// busy machine the answer can be read first). For the conformance kit's §7 check; an answer,
+    /// if one comes, is dropped as any late answer is.
+    package func requestAbandoned(_ method: String, _ params: JSONObject? = nil) throws(RPCError) {
+        let id = pending.makeID()
+        try enqueue(.request(id: id, method: method, params: params, descriptorCount: 0), descriptors: [])
+        pending.rememberAbandoned(id)
+        try enqueue(.notification(method: Self.cancelMethod, params: ["id": id.json], descriptorCount: 0), descriptors: [])
+    }
+
     /// Sends a notification (no answer). Waits while the outgoing buffer is full.
     public func notify(_ method: String, _ params: JSONObject? = nil, descriptors: [Int32] = []) async throws {
         if output.isFull { try await waitForOutgoingSpace() }

@@ -66,10 +66,15 @@ struct PendingRequests {
     /// Stops waiting for `id` and remembers it, so its answer (if one crosses on the wire) is dropped.
     mutating func abandon(_ id: RequestID) -> Request? {
         guard let request = remove(id) else { return nil }
+        rememberAbandoned(id)
+        return request
+    }
+
+    /// Remembers `id` as given up on: its answer, if one comes, is dropped.
+    mutating func rememberAbandoned(_ id: RequestID) {
         abandoned.insert(id)
         abandonedOrder.append(id)
         if abandonedOrder.count > Self.abandonedMemory, let oldest = abandonedOrder.popFirst() { abandoned.remove(oldest) }
-        return request
     }
 
     /// The ids whose deadline has passed by `now`.
