@@ -275,7 +275,7 @@ let package = Package(
         // The DocC articles' code (Sources/*/*.docc), compiled, and checked to be what the articles show.
         .testTarget(name: "DocumentationTests", dependencies: ["MediaDevice", "AVSystemRouting", "NowPlaying"]),
         .testTarget(name: "MediaCodecsTests", dependencies: ["MediaCodecs", "RTP", "PrivateDaemons", "TestSupport"]),
-        .testTarget(name: "SoundOutputTests", dependencies: ["SoundOutput"]),
+        .testTarget(name: "SoundOutputTests", dependencies: ["SoundOutput", "TestSupport"]),
         .testTarget(name: "CAvahiTests", dependencies: ["CAvahi", "PrivateDaemons"]),
         .testTarget(name: "CDBusTests", dependencies: ["CDBus", "PrivateDaemons"]),
         .testTarget(name: "CBlueZTests", dependencies: ["CBlueZ"]),

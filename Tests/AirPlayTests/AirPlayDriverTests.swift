@@ -9,7 +9,7 @@ import Testing
 import TestSupport
 
 /// The AirPlay driver under the supervisor, against a real shairport-sync.
-@Suite("AirPlay: shairport-sync receivers", .serialized)
+@Suite("AirPlay: shairport-sync receivers", .serialized, .onAThreadOfItsOwn)
 struct AirPlayDriverTests {
     @Test func aReceiverIsListedPlaysAURLAndKeepsItsVolume() async throws {
         try await AirPlayTestBed.run { bed in

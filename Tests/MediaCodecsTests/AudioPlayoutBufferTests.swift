@@ -8,7 +8,7 @@ import TestSupport
 /// packets, a simulated network delays (uniformly up to a bound, which reorders), drops and
 /// stretches them (a sender whose clock runs fast or slow), and a simulated sound card reads
 /// 10 ms every 10 ms. Seconds of stream take milliseconds of test.
-@Suite("Audio playout buffer")
+@Suite("Audio playout buffer", .onAThreadOfItsOwn)
 struct AudioPlayoutBufferTests {
     struct Network {
         var maximumDelay = 0.0

@@ -9,7 +9,7 @@ import TestSupport
 
 /// The A2DP source's media path end to end: an app's ring, RingPCMSource, SBC, A2DP packets on a
 /// SOCK_SEQPACKET socket the test reads as a sink would, paced in real time.
-@Suite("A2DP: sender", .timeLimit(.minutes(1)))
+@Suite("A2DP: sender", .timeLimit(.minutes(1)), .onAThreadOfItsOwn)
 struct A2DPSenderTests {
     static let configuration = SBCConfiguration()  // 48 kHz joint stereo, bitpool 53: 119-byte frames, 7 per 895-byte packet
 
@@ -142,7 +142,7 @@ struct A2DPSenderTests {
     }
 }
 
-@Suite("A2DP: sender on a congested link", .timeLimit(.minutes(1)))
+@Suite("A2DP: sender on a congested link", .timeLimit(.minutes(1)), .onAThreadOfItsOwn)
 struct A2DPCongestionTests {
     @Test func packetsTheLinkCannotTakeAreDroppedAndCounted() throws {
         let (ring, _) = try AppRing.tone(.audio(sampleRate: 48_000, channels: 2, sampleType: .int16), seconds: 3, close: true)

@@ -6,9 +6,10 @@ import MediaRouteIPC
 import PrivateDaemons
 import Synchronization
 import Testing
+import TestSupport
 
 /// The local player against real ffmpeg and a real HTTP server on loopback.
-@Suite struct LocalMediaPlayerTests {
+@Suite(.onAThreadOfItsOwn) struct LocalMediaPlayerTests {
     static let format = PCMFormat(sampleRate: 48000, channels: 2)
 
     // MARK: Decoding and pacing

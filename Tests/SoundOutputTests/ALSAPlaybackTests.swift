@@ -1,9 +1,10 @@
 import Foundation
 import SoundOutput
 import Testing
+import TestSupport
 
 /// ALSA devices that exist without a sound card, through the real libasound.
-@Suite("Sound output: ALSA devices without a card")
+@Suite("Sound output: ALSA devices without a card", .onAThreadOfItsOwn)
 struct ALSAPlaybackTests {
     @Test func aDeviceWithoutAClockIsPacedByTheSystemClock() throws {
         // ALSA's `null` device takes samples as fast as they come.

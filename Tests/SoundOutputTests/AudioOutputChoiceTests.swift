@@ -1,9 +1,10 @@
 import Foundation
 import SoundOutput
 import Testing
+import TestSupport
 
 /// What `--audio-output auto` finds, on environments and runtime directories made for it.
-@Suite("Sound output: what auto finds")
+@Suite("Sound output: what auto finds", .onAThreadOfItsOwn)
 struct AudioOutputChoiceTests {
     @Test func autoTakesAPulseServerThenAPipeWireServer() throws {
         let runtime = NSTemporaryDirectory() + "mediaroute-runtime-\(UUID().uuidString.prefix(8))"
