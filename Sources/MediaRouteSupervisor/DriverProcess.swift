@@ -43,6 +43,14 @@ final class DriverProcess: Sendable {
     /// Records why the driver is being ended, unless a reason was recorded already.
     func noteStop(_ reason: StopReason) { stopState.withLock { if $0 == nil { $0 = reason } } }
 
+    /// The stop reason that explains `termination`. A driver that dies closes its channel as it
+    /// goes, and that close may be seen first: `closedChannel` explains only an end by SIGKILL,
+    /// as our kill is; a crash is named by its own signal, an exit by its status.
+    func stopReason(explaining termination: ChildProcess.Termination) -> StopReason? {
+        let reason = stopReason
+        return reason == .closedChannel && termination != .signalled(SIGKILL) ? nil : reason
+    }
+
     /// Starts the driver and completes the handshake, checking the names it gives against its
     /// manifest (`DriverManifest.check`). `onExit` runs on the loop when it ends.
     static func start(manifest: DriverManifest, stateDirectory: String, loop: EventLoop, logger: Logger,

@@ -144,9 +144,7 @@ extension Supervisor {
         Task { await process.connection.close() }
         let hadDevices = !record.devices.isEmpty
         record.clearDevices()
-        // A driver that dies closes its channel as it goes, and that close may be seen first: it
-        // is named only when our kill ended the process; a crash is named by its own signal.
-        let stopReason = process.stopReason == .closedChannel && termination != .signalled(SIGKILL) ? nil : process.stopReason
+        let stopReason = process.stopReason(explaining: termination)
         let description = stopReason.map { $0.isIntentional ? "\($0)" : "\($0) (\(termination))" } ?? "\(termination)"
         dropRoutes(of: record, reason: description, intentionally: stopReason?.isIntentional == true)
         record.isDiscovering = false
@@ -235,7 +233,7 @@ extension Supervisor {
             throw MediaDeviceError(.timedOut, "\(record.manifest.kindName) \(record.id) did not answer \"\(method)\" in time and was restarted")
         } catch let error as RPCError where error.code == .connectionClosed {
             let termination = await process.waitForTermination()
-            throw MediaDeviceError(.driverFailed, "\(record.manifest.kindName) \(record.id) (pid \(process.pid)) \(process.stopReason.map { "\($0), " } ?? "")\(termination) while handling \"\(method)\"")
+            throw MediaDeviceError(.driverFailed, "\(record.manifest.kindName) \(record.id) (pid \(process.pid)) \(process.stopReason(explaining: termination).map { "\($0), " } ?? "")\(termination) while handling \"\(method)\"")
         } catch let error as RPCError {
             throw MediaDeviceError(rpcError: error)
         }

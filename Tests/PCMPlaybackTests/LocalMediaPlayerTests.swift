@@ -374,9 +374,9 @@ func unusedPort() throws -> UInt16 {
     var count = 0
 }
 
-/// Reads off the main actor, as a device's sender does.
-func readElsewhere(_ player: LocalMediaPlayer, frames: Int?) async -> (samples: [Int16], ended: Bool) {
-    await Task.detached { readPCM(player, frames: frames) }.value
+/// Reads off the main actor, as a device's sender does, on a thread of its own (the reads block).
+func readElsewhere(_ player: LocalMediaPlayer, frames: Int?) async throws -> (samples: [Int16], ended: Bool) {
+    try await onThreadOfItsOwn { readPCM(player, frames: frames) }
 }
 
 /// Waits for `condition`, checking whenever the main actor is free, for up to `limit`.
@@ -404,7 +404,7 @@ func readElsewhere(_ player: LocalMediaPlayer, frames: Int?) async -> (samples: 
         #expect(playback.metadata.title == "Tone")
         #expect(playback.audioOptions.isEmpty && playback.subtitleOptions.isEmpty)
 
-        _ = await readElsewhere(player, frames: 4800)
+        _ = try await readElsewhere(player, frames: 4800)
         #expect(await eventually { playback.state == .playing })
         #expect(changes.count == 1)
         #expect(abs(playback.currentPlaybackPosition - 0.1) < 0.001)
@@ -420,7 +420,7 @@ func readElsewhere(_ player: LocalMediaPlayer, frames: Int?) async -> (samples: 
         playback.isPlaying = true
         #expect(!output.isPaused && playback.state == .loading)
 
-        let rest = await readElsewhere(player, frames: nil)
+        let rest = try await readElsewhere(player, frames: nil)
         #expect(rest.ended && abs(rest.samples.count / 2 - 24000) <= 48)
         #expect(await eventually { playback.state == .ended })
         #expect(output.isPaused && !playback.isPlaying)
@@ -429,7 +429,7 @@ func readElsewhere(_ player: LocalMediaPlayer, frames: Int?) async -> (samples: 
         // Playing after the end starts again from the beginning.
         playback.isPlaying = true
         #expect(playback.currentPlaybackPosition == 0 && playback.state == .loading && !output.isPaused)
-        _ = await readElsewhere(player, frames: 4800)
+        _ = try await readElsewhere(player, frames: 4800)
         #expect(await eventually { playback.state == .playing })
 
         playback.volume = 0.25
@@ -460,9 +460,9 @@ func readElsewhere(_ player: LocalMediaPlayer, frames: Int?) async -> (samples: 
         let output = TestOutput()
         let changes = ChangeCount()
         let playback = LocalPlayback(player: player, output: output, onChange: { changes.count += 1 })
-        _ = await readElsewhere(player, frames: 4800)
+        _ = try await readElsewhere(player, frames: 4800)
         await server.stop()
-        #expect(await readElsewhere(player, frames: nil).ended)
+        #expect(try await readElsewhere(player, frames: nil).ended)
         #expect(await eventually { playback.state == .failed })
         #expect(playback.failure?.contains(server.url("long.wav")) == true)
         #expect(output.isPaused && !playback.isPlaying)

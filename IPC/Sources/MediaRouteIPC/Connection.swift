@@ -160,7 +160,8 @@ public actor Connection: EventLoopIOHandler, EventLoopFlushable {
     /// request it is told to abandon before it could answer, which no timeout makes certain (on a
     /// busy machine the answer can be read first). For the conformance kit's §7 check; an answer,
     /// if one comes, is dropped as any late answer is.
-    package func requestAbandoned(_ method: String, _ params: JSONObject? = nil) throws(RPCError) {
+    package func requestAbandoned(_ method: String, _ params: JSONObject? = nil) async throws {
+        if output.isFull { try await waitForOutgoingSpace() }
         let id = pending.makeID()
         try enqueue(.request(id: id, method: method, params: params, descriptorCount: 0), descriptors: [])
         pending.rememberAbandoned(id)
