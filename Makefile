@@ -33,8 +33,8 @@ demo: deps
 	.build/debug/mediaroute-demo
 
 # The suites that measure real time (pitch, gaps, frame pace, a ring written at its real pace,
-# picture against sound, idle timers): run alone, one at a time.
-REALTIME_TESTS = ReferenceProtocolTests\.(SoundOutputTests|ReceiverJitterTests|MirroringTests|HostileLANTests|URLVideoWindowTests|StreamingTests)|MediaCodecsTests\.PlayoutOverUDPTests|ScreenCaptureTests\.(ScreenCaptureTests|PipeWireScreenStreamTests)
+# picture against sound, idle timers) or the process's peak memory: run alone, one at a time.
+REALTIME_TESTS = ReferenceProtocolTests\.(SoundOutputTests|ReceiverJitterTests|MirroringTests|HostileLANTests|URLVideoWindowTests|StreamingTests)|MediaCodecsTests\.PlayoutOverUDPTests|ScreenCaptureTests\.(ScreenCaptureTests|PipeWireScreenStreamTests)|DLNATests\.MediaServerMemoryTests
 
 test: deps
 	@probe=mediaroute-probe-$$$$; ip netns add $$probe 2>/dev/null && ip netns delete $$probe || { \

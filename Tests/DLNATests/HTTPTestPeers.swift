@@ -232,6 +232,11 @@ extension Array where Element: Equatable {
 }
 
 /// The process's peak resident memory so far (VmHWM), in bytes.
+/// Sets the peak (VmHWM) to the resident size now, so that a later peak is this test's.
+func resetPeakResidentBytes() {
+    _ = try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
+}
+
 func peakResidentBytes() -> Int64 {
     let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
     let line = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") } ?? ""
