@@ -23,6 +23,7 @@ struct ScratchPackage {
         root = NSTemporaryDirectory() + "mediaroute-scratch-\(UUID().uuidString.prefix(8))/" + name
         self.scratchPath = scratchPath
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: temporaries, withIntermediateDirectories: true)
         try write("Package.swift", Self.manifest(name: name, products: [], targets: []))
         try FileManager.default.copyItem(atPath: Self.mediaRouteRoot + "/Package.resolved", toPath: root + "/Package.resolved")
     }
@@ -47,6 +48,9 @@ struct ScratchPackage {
         """
     }
 
+    /// SwiftPM's own temporary folders (each run leaves several behind): removed with the package.
+    private var temporaries: String { (root as NSString).deletingLastPathComponent + "/tmp" }
+
     func write(_ path: String, _ text: String) throws {
         try Data(text.utf8).write(to: URL(fileURLWithPath: root + "/" + path))
     }
@@ -69,7 +73,8 @@ struct ScratchPackage {
         defer { close(descriptor) }
         let null = open("/dev/null", O_RDONLY | O_CLOEXEC)
         defer { close(null) }
-        let variables = ProcessInfo.processInfo.environment.merging(environment) { $1 }.map { "\($0.key)=\($0.value)" }
+        let variables = ProcessInfo.processInfo.environment.merging(["TMPDIR": temporaries]) { $1 }.merging(environment) { $1 }
+            .map { "\($0.key)=\($0.value)" }
         let started = ContinuousClock.now
         let process = try ChildProcess(executable: try Self.swiftExecutable(), arguments: [subcommand, "--package-path", root, "--scratch-path", scratchPath] + arguments,
                                        environment: variables, standardInput: null, standardOutput: descriptor, standardError: descriptor)
